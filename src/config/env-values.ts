@@ -106,3 +106,20 @@ export function parseEnv<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(
   if (!result.success) throw new ConfigError(result.issues[0].message);
   return result.output;
 }
+
+/** Regular expression source; unset or blank → undefined; an invalid pattern is refused. */
+export function regexVar(name: string) {
+  return v.pipe(
+    rawEnvValue,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const trimmed = dataset.value?.trim() ?? "";
+      if (trimmed === "") return undefined;
+      try {
+        return new RegExp(trimmed);
+      } catch (error) {
+        addIssue({ message: `${name} is not a valid regular expression: ${(error as Error).message}` });
+        return NEVER;
+      }
+    }),
+  );
+}

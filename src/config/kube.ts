@@ -1,0 +1,201 @@
+/**
+ * Configuration of the Kubernetes backend (kubernetes.md §1.1, §1.3, §1.4): every variable this
+ * backend reads, keyed by name, plus the cross-variable startup refusals. Core variables (PORT,
+ * RUNNER_MAX_SESSIONS, the watch set, terms, RUNNER_APPS, …) belong to the core config.
+ */
+import * as v from "valibot";
+import {
+  booleanVar,
+  ConfigError,
+  parseEnv,
+  portVar,
+  positiveIntVar,
+  regexVar,
+  stringVar,
+} from "./env-values.ts";
+
+export const ROUTING_MODES = ["auto", "ingress", "gateway", "none"] as const;
+export type RoutingMode = (typeof ROUTING_MODES)[number];
+
+const withoutTrailingSlashes = v.transform((value: string | undefined) => value?.replace(/\/+$/, ""));
+
+/** A URL or repository whose trailing `/`s are stripped; unset or blank → undefined. */
+const baseVar = v.pipe(stringVar(undefined), withoutTrailingSlashes);
+
+const routingModeVar = v.pipe(
+  stringVar("auto"),
+  v.picklist(
+    ROUTING_MODES,
+    (issue) => `SESSION_ROUTING_MODE must be one of ${ROUTING_MODES.join(" | ")} (got '${String(issue.input)}').`,
+  ),
+);
+
+export const kubeEnvSchema = v.object({
+  RUNNER_SELF_URL: baseVar,
+  RUNNER_BUNDLE_PORT: portVar("RUNNER_BUNDLE_PORT", 8063),
+  RUNNER_SESSION_NAMESPACE: stringVar("telo-sessions"),
+  RUNNER_MANAGED_BY: stringVar("telo-k8s-runner"),
+  RUNNER_DISPLAY_NAME: stringVar("Telo Runner"),
+  RUNNER_DESCRIPTION: stringVar("Runs the Telo application in a cloud environment"),
+  RUNNER_IMAGE: stringVar("telorun/node:latest-slim"),
+  RUNNER_INIT_IMAGE: stringVar("busybox:stable"),
+  RUNNER_IMAGE_PULL_SECRET: stringVar(undefined),
+  RUNNER_RUNTIME_CLASS: stringVar(undefined),
+  RUNNER_MAX_CPU: stringVar("500m"),
+  RUNNER_MAX_MEMORY: stringVar("512Mi"),
+  RUNNER_MAX_TTL_SECONDS: positiveIntVar("RUNNER_MAX_TTL_SECONDS", 3600),
+  RUNNER_MAX_EPHEMERAL_STORAGE: stringVar("1Gi"),
+  RUNNER_APP_MAX_CPU: stringVar("500m"),
+  RUNNER_APP_MAX_MEMORY: stringVar("512Mi"),
+  RUNNER_APP_MAX_TTL_SECONDS: positiveIntVar("RUNNER_APP_MAX_TTL_SECONDS", 21600),
+  RUNNER_APP_MAX_EPHEMERAL_STORAGE: stringVar("1Gi"),
+  SESSION_ROUTING_MODE: routingModeVar,
+  SESSION_ROUTING_BASE_DOMAIN: stringVar(undefined),
+  SESSION_ROUTE_READY_TIMEOUT_SECONDS: positiveIntVar("SESSION_ROUTE_READY_TIMEOUT_SECONDS", 60),
+  SESSION_INGRESS_CLASS: stringVar(undefined),
+  SESSION_INGRESS_TLS_SECRET: stringVar(undefined),
+  SESSION_GATEWAY_NAME: stringVar(undefined),
+  SESSION_GATEWAY_NAMESPACE: stringVar(undefined),
+  SESSION_GATEWAY_SECTION_NAME: stringVar(undefined),
+  RUNNER_BASE_IMAGE_CATALOG_ENABLED: booleanVar("RUNNER_BASE_IMAGE_CATALOG_ENABLED", true),
+  RUNNER_BASE_IMAGE_REPO: stringVar("telorun/node"),
+  RUNNER_BASE_IMAGE_PINNED_ONLY: booleanVar("RUNNER_BASE_IMAGE_PINNED_ONLY", true),
+  RUNNER_BASE_IMAGE_EXCLUDE_SHA: booleanVar("RUNNER_BASE_IMAGE_EXCLUDE_SHA", true),
+  RUNNER_BASE_IMAGE_EXCLUDE_PRERELEASE: booleanVar("RUNNER_BASE_IMAGE_EXCLUDE_PRERELEASE", true),
+  RUNNER_BASE_IMAGE_INCLUDE: regexVar("RUNNER_BASE_IMAGE_INCLUDE"),
+  RUNNER_BASE_IMAGE_EXCLUDE: regexVar("RUNNER_BASE_IMAGE_EXCLUDE"),
+  RUNNER_BASE_IMAGE_LIMIT: positiveIntVar("RUNNER_BASE_IMAGE_LIMIT", 20),
+  RUNNER_BASE_IMAGE_REFRESH_SECONDS: positiveIntVar("RUNNER_BASE_IMAGE_REFRESH_SECONDS", 3600),
+  // Image build path (§2.10): on exactly when RUNNER_IMAGE_REPOSITORY is set.
+  RUNNER_IMAGE_REPOSITORY: baseVar,
+  RUNNER_BUILD_NAMESPACE: stringVar("telo-builds"),
+  RUNNER_BUILDER_IMAGE: stringVar("gcr.io/kaniko-project/executor:latest"),
+  RUNNER_BUILD_TIMEOUT_SECONDS: positiveIntVar("RUNNER_BUILD_TIMEOUT_SECONDS", 600),
+  // The reference enabled this only for the exact string `true`; read like every other boolean
+  // so that `1`/`yes` are not silently ignored and a typo is refused.
+  RUNNER_REGISTRY_INSECURE: booleanVar("RUNNER_REGISTRY_INSECURE", false),
+  RUNNER_REGISTRY_API_URL: baseVar,
+  RUNNER_REGISTRY_PUSH_SECRET: stringVar(undefined),
+});
+
+export type KubeEnv = v.InferOutput<typeof kubeEnvSchema>;
+
+function sessionPodSettings(env: KubeEnv) {
+  return {
+    namespace: env.RUNNER_SESSION_NAMESPACE,
+    managedBy: env.RUNNER_MANAGED_BY,
+    initImage: env.RUNNER_INIT_IMAGE,
+    imagePullSecret: env.RUNNER_IMAGE_PULL_SECRET,
+    runtimeClass: env.RUNNER_RUNTIME_CLASS,
+  };
+}
+
+function runCeilings(env: KubeEnv) {
+  return {
+    cpu: env.RUNNER_MAX_CPU,
+    memory: env.RUNNER_MAX_MEMORY,
+    ephemeralStorage: env.RUNNER_MAX_EPHEMERAL_STORAGE,
+    ttlSeconds: env.RUNNER_MAX_TTL_SECONDS,
+  };
+}
+
+function appCeilings(env: KubeEnv) {
+  return {
+    cpu: env.RUNNER_APP_MAX_CPU,
+    memory: env.RUNNER_APP_MAX_MEMORY,
+    ephemeralStorage: env.RUNNER_APP_MAX_EPHEMERAL_STORAGE,
+    ttlSeconds: env.RUNNER_APP_MAX_TTL_SECONDS,
+  };
+}
+
+function routingConfig(env: KubeEnv) {
+  return {
+    mode: env.SESSION_ROUTING_MODE,
+    baseDomain: env.SESSION_ROUTING_BASE_DOMAIN,
+    readyTimeoutSeconds: env.SESSION_ROUTE_READY_TIMEOUT_SECONDS,
+    sessionNamespace: env.RUNNER_SESSION_NAMESPACE,
+    ingressClass: env.SESSION_INGRESS_CLASS,
+    tlsSecret: env.SESSION_INGRESS_TLS_SECRET,
+    gatewayName: env.SESSION_GATEWAY_NAME,
+    gatewayNamespace: env.SESSION_GATEWAY_NAMESPACE ?? env.RUNNER_SESSION_NAMESPACE,
+    gatewaySectionName: env.SESSION_GATEWAY_SECTION_NAME,
+  };
+}
+
+function baseImageCatalogConfig(env: KubeEnv) {
+  return {
+    enabled: env.RUNNER_BASE_IMAGE_CATALOG_ENABLED,
+    repository: env.RUNNER_BASE_IMAGE_REPO,
+    defaultRef: env.RUNNER_IMAGE,
+    limit: env.RUNNER_BASE_IMAGE_LIMIT,
+    refreshSeconds: env.RUNNER_BASE_IMAGE_REFRESH_SECONDS,
+    filter: {
+      pinnedOnly: env.RUNNER_BASE_IMAGE_PINNED_ONLY,
+      excludeSha: env.RUNNER_BASE_IMAGE_EXCLUDE_SHA,
+      excludePrerelease: env.RUNNER_BASE_IMAGE_EXCLUDE_PRERELEASE,
+      include: env.RUNNER_BASE_IMAGE_INCLUDE ? [env.RUNNER_BASE_IMAGE_INCLUDE] : [],
+      exclude: env.RUNNER_BASE_IMAGE_EXCLUDE ? [env.RUNNER_BASE_IMAGE_EXCLUDE] : [],
+    },
+  };
+}
+
+function buildConfig(repository: string, env: KubeEnv) {
+  return {
+    repository,
+    namespace: env.RUNNER_BUILD_NAMESPACE,
+    builderImage: env.RUNNER_BUILDER_IMAGE,
+    timeoutSeconds: env.RUNNER_BUILD_TIMEOUT_SECONDS,
+    insecureRegistry: env.RUNNER_REGISTRY_INSECURE,
+    registryApiUrl: env.RUNNER_REGISTRY_API_URL,
+    pushSecret: env.RUNNER_REGISTRY_PUSH_SECRET,
+  };
+}
+
+export type SessionPodSettings = ReturnType<typeof sessionPodSettings>;
+export type Ceilings = ReturnType<typeof runCeilings>;
+export type RoutingConfig = ReturnType<typeof routingConfig>;
+export type BaseImageCatalogConfig = ReturnType<typeof baseImageCatalogConfig>;
+export type BuildConfig = ReturnType<typeof buildConfig>;
+
+export type KubeRunnerConfig = KubeEnv & {
+  /** Bundle-fetch base URL (the RUNNER_BUNDLE_PORT listener), trailing `/`s stripped. */
+  RUNNER_SELF_URL: string;
+  sessionPods: SessionPodSettings;
+  runCeilings: Ceilings;
+  appCeilings: Ceilings;
+  routing: RoutingConfig;
+  baseImageCatalog: BaseImageCatalogConfig;
+  /** The image build path of §2.10; undefined when RUNNER_IMAGE_REPOSITORY is unset. */
+  build: BuildConfig | undefined;
+};
+
+const SELF_URL_REQUIRED =
+  "RUNNER_SELF_URL env var is required. Set it to the runner's in-cluster base URL (e.g. http://k8s-runner.telo-runner.svc:8062) so session initContainers can fetch the bundle.";
+
+const GATEWAY_WITH_TLS_SECRET =
+  "SESSION_INGRESS_TLS_SECRET is set but SESSION_ROUTING_MODE=gateway. Under Gateway API the origin certificate belongs to the Gateway listener's own `tls.certificateRefs`, not to the per-session route. Move the Secret reference to the Gateway and unset this.";
+
+function gatewayWithoutName(sessionNamespace: string): string {
+  return `SESSION_ROUTING_MODE=gateway requires SESSION_GATEWAY_NAME — the Gateway each session's HTTPRoute attaches to. Set it (and SESSION_GATEWAY_NAMESPACE when the Gateway is not in '${sessionNamespace}').`;
+}
+
+/** Reads the backend's variables from `env`; every refusal is a ConfigError (exit 2). */
+export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeRunnerConfig {
+  const parsed = parseEnv(kubeEnvSchema, env);
+  const selfUrl = parsed.RUNNER_SELF_URL;
+  if (!selfUrl) throw new ConfigError(SELF_URL_REQUIRED);
+  if (parsed.SESSION_ROUTING_MODE === "gateway") {
+    if (parsed.SESSION_INGRESS_TLS_SECRET) throw new ConfigError(GATEWAY_WITH_TLS_SECRET);
+    if (!parsed.SESSION_GATEWAY_NAME) throw new ConfigError(gatewayWithoutName(parsed.RUNNER_SESSION_NAMESPACE));
+  }
+  return {
+    ...parsed,
+    RUNNER_SELF_URL: selfUrl,
+    sessionPods: sessionPodSettings(parsed),
+    runCeilings: runCeilings(parsed),
+    appCeilings: appCeilings(parsed),
+    routing: routingConfig(parsed),
+    baseImageCatalog: baseImageCatalogConfig(parsed),
+    build: parsed.RUNNER_IMAGE_REPOSITORY ? buildConfig(parsed.RUNNER_IMAGE_REPOSITORY, parsed) : undefined,
+  };
+}

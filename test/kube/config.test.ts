@@ -1,0 +1,173 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/config/env-values.ts";
+import { kubeEnvSchema, loadKubeConfig } from "../../src/config/kube.ts";
+
+const SELF_URL = "http://k8s-runner.telo-runner.svc:8063";
+
+function refusal(env: NodeJS.ProcessEnv): string {
+  try {
+    loadKubeConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadKubeConfig", () => {
+  it("reads the documented defaults when only RUNNER_SELF_URL is set", () => {
+    const config = loadKubeConfig({ RUNNER_SELF_URL: SELF_URL });
+    expect(config).toMatchObject({
+      RUNNER_SELF_URL: SELF_URL,
+      RUNNER_BUNDLE_PORT: 8063,
+      RUNNER_DISPLAY_NAME: "Telo Runner",
+      RUNNER_DESCRIPTION: "Runs the Telo application in a cloud environment",
+      RUNNER_IMAGE: "telorun/node:latest-slim",
+      sessionPods: {
+        namespace: "telo-sessions",
+        managedBy: "telo-k8s-runner",
+        initImage: "busybox:stable",
+        imagePullSecret: undefined,
+        runtimeClass: undefined,
+      },
+      runCeilings: { cpu: "500m", memory: "512Mi", ephemeralStorage: "1Gi", ttlSeconds: 3600 },
+      appCeilings: { cpu: "500m", memory: "512Mi", ephemeralStorage: "1Gi", ttlSeconds: 21600 },
+      routing: {
+        mode: "auto",
+        baseDomain: undefined,
+        readyTimeoutSeconds: 60,
+        sessionNamespace: "telo-sessions",
+        ingressClass: undefined,
+        tlsSecret: undefined,
+        gatewayName: undefined,
+        gatewayNamespace: "telo-sessions",
+        gatewaySectionName: undefined,
+      },
+      baseImageCatalog: {
+        enabled: true,
+        repository: "telorun/node",
+        defaultRef: "telorun/node:latest-slim",
+        limit: 20,
+        refreshSeconds: 3600,
+        filter: { pinnedOnly: true, excludeSha: true, excludePrerelease: true, include: [], exclude: [] },
+      },
+      build: undefined,
+    });
+  });
+
+  it("reads only backend variables, never the core's", () => {
+    const names = Object.keys(kubeEnvSchema.entries);
+    for (const core of ["PORT", "RUNNER_MAX_SESSIONS", "RUNNER_WATCH_SESSIONS", "RUNNER_APPS", "TELO_REGISTRY_URL", "LOG_LEVEL", "RUNNER_CORS_ORIGINS", "RUNNER_TERMS_BODY"]) {
+      expect(names).not.toContain(core);
+    }
+    expect(names.filter((name) => name.startsWith("RUNNER_TELO_"))).toEqual([]);
+    expect(names).not.toContain("RUNNER_PULL_POLICY");
+  });
+
+  it("strips trailing slashes from RUNNER_SELF_URL and the registry locations", () => {
+    const config = loadKubeConfig({
+      RUNNER_SELF_URL: " http://runner.telo-runner.svc:8063// ",
+      RUNNER_IMAGE_REPOSITORY: "registry.example.com/telo-sessions/",
+      RUNNER_REGISTRY_API_URL: "https://registry.example.com/",
+    });
+    expect(config.RUNNER_SELF_URL).toBe("http://runner.telo-runner.svc:8063");
+    expect(config.build).toEqual({
+      repository: "registry.example.com/telo-sessions",
+      namespace: "telo-builds",
+      builderImage: "gcr.io/kaniko-project/executor:latest",
+      timeoutSeconds: 600,
+      insecureRegistry: false,
+      registryApiUrl: "https://registry.example.com",
+      pushSecret: undefined,
+    });
+  });
+
+  it("turns the build path on with RUNNER_IMAGE_REPOSITORY and reads its knobs", () => {
+    const config = loadKubeConfig({
+      RUNNER_SELF_URL: SELF_URL,
+      RUNNER_IMAGE_REPOSITORY: "registry.example.com/telo-sessions",
+      RUNNER_BUILD_NAMESPACE: "builds",
+      RUNNER_BUILDER_IMAGE: "kaniko:v1",
+      RUNNER_BUILD_TIMEOUT_SECONDS: "300",
+      RUNNER_REGISTRY_INSECURE: "yes",
+      RUNNER_REGISTRY_PUSH_SECRET: "push",
+    });
+    expect(config.build).toMatchObject({
+      namespace: "builds",
+      builderImage: "kaniko:v1",
+      timeoutSeconds: 300,
+      insecureRegistry: true,
+      registryApiUrl: undefined,
+      pushSecret: "push",
+    });
+  });
+
+  it("defaults the Gateway namespace to the session namespace and reads the include/exclude regexes", () => {
+    const config = loadKubeConfig({
+      RUNNER_SELF_URL: SELF_URL,
+      RUNNER_SESSION_NAMESPACE: "sessions",
+      SESSION_ROUTING_MODE: "gateway",
+      SESSION_GATEWAY_NAME: "public",
+      RUNNER_BASE_IMAGE_INCLUDE: "-slim$",
+      RUNNER_BASE_IMAGE_EXCLUDE: "^0\\.",
+    });
+    expect(config.routing).toMatchObject({ mode: "gateway", gatewayName: "public", gatewayNamespace: "sessions" });
+    expect(config.baseImageCatalog.filter.include).toEqual([/-slim$/]);
+    expect(config.baseImageCatalog.filter.exclude).toEqual([/^0\./]);
+  });
+
+  describe("startup refusals", () => {
+    it("requires RUNNER_SELF_URL (blank counts as unset)", () => {
+      const message =
+        "RUNNER_SELF_URL env var is required. Set it to the runner's in-cluster base URL (e.g. http://k8s-runner.telo-runner.svc:8062) so session initContainers can fetch the bundle.";
+      expect(refusal({})).toBe(message);
+      expect(refusal({ RUNNER_SELF_URL: "  " })).toBe(message);
+    });
+
+    it("refuses a TLS secret in gateway mode", () => {
+      expect(
+        refusal({
+          RUNNER_SELF_URL: SELF_URL,
+          SESSION_ROUTING_MODE: "gateway",
+          SESSION_GATEWAY_NAME: "public",
+          SESSION_INGRESS_TLS_SECRET: "tls",
+        }),
+      ).toBe(
+        "SESSION_INGRESS_TLS_SECRET is set but SESSION_ROUTING_MODE=gateway. Under Gateway API the origin certificate belongs to the Gateway listener's own `tls.certificateRefs`, not to the per-session route. Move the Secret reference to the Gateway and unset this.",
+      );
+    });
+
+    it("refuses gateway mode without a Gateway name, naming the session namespace", () => {
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, SESSION_ROUTING_MODE: "gateway", RUNNER_SESSION_NAMESPACE: "sessions" })).toBe(
+        "SESSION_ROUTING_MODE=gateway requires SESSION_GATEWAY_NAME — the Gateway each session's HTTPRoute attaches to. Set it (and SESSION_GATEWAY_NAMESPACE when the Gateway is not in 'sessions').",
+      );
+    });
+
+    it("refuses an unknown routing mode with no silent fallback", () => {
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, SESSION_ROUTING_MODE: "istio" })).toBe(
+        "SESSION_ROUTING_MODE must be one of auto | ingress | gateway | none (got 'istio').",
+      );
+    });
+
+    it("refuses an invalid include or exclude regex", () => {
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_BASE_IMAGE_INCLUDE: "(" })).toBe(
+        "RUNNER_BASE_IMAGE_INCLUDE is not a valid regular expression: Invalid regular expression: /(/: Unterminated group",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_BASE_IMAGE_EXCLUDE: "[a-" })).toBe(
+        "RUNNER_BASE_IMAGE_EXCLUDE is not a valid regular expression: Invalid regular expression: /[a-/: Unterminated character class",
+      );
+    });
+
+    it("refuses invalid integers, booleans and ports in the shared wording", () => {
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_MAX_TTL_SECONDS: "0" })).toBe(
+        "RUNNER_MAX_TTL_SECONDS must be a positive integer, got '0'.",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_BASE_IMAGE_PINNED_ONLY: "sure" })).toBe(
+        "RUNNER_BASE_IMAGE_PINNED_ONLY must be a boolean (true/false), got 'sure'.",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_BUNDLE_PORT: "70000" })).toBe(
+        "RUNNER_BUNDLE_PORT must be an integer in 1..65535, got '70000'.",
+      );
+    });
+  });
+});
