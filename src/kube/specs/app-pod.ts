@@ -1,0 +1,70 @@
+/**
+ * The predefined-app pod (kubernetes.md §3): a catalog image run by its own entrypoint, with no
+ * bundle, no init container and no volumes.
+ *
+ * Deviation from the reference, which set only `seccompProfile` at pod level: the session
+ * namespace enforces the `restricted` Pod Security profile, which also requires
+ * `runAsNonRoot`, so such a pod would be refused (403). The pod asserts `runAsNonRoot: true`
+ * but sets no uid: the image's own (numeric, non-root) USER applies. A catalog image that runs
+ * as root, or names its user by name, fails at container start (CreateContainerConfigError),
+ * which the failure message reports.
+ */
+import type { V1Container, V1Pod } from "@kubernetes/client-node";
+import type { SessionPodSettings } from "../../config/kube.ts";
+import { containerResources, type Ceilings } from "./limits.ts";
+import { runPodName, sessionLabels } from "./names.ts";
+import {
+  configuredImage,
+  containerPorts,
+  envList,
+  OPERATOR_CONTAINER_SECURITY,
+  sessionPodBasics,
+  sessionPodMetadata,
+  type SessionFacts,
+} from "./pod-common.ts";
+
+export interface AppPodInput {
+  session: SessionFacts;
+  /** The catalog entry's env merged with the session's (operator values win), in order. */
+  env: Record<string, string>;
+  settings: SessionPodSettings;
+  /** The app ceilings after `clampLimits`. */
+  limits: Ceilings;
+  /** RUNNER_IMAGE, used only if the config names no image. */
+  defaultImage: string;
+}
+
+export function appPod(input: AppPodInput): V1Pod {
+  const { session, settings } = input;
+  const app = session.apps[0];
+  if (!app) throw new Error("an app session has exactly one app");
+
+  const sessionContainer: V1Container = {
+    name: "session",
+    ...configuredImage(session.config, input.defaultImage),
+    env: [...envList(input.env), { name: "FORCE_COLOR", value: "1" }],
+    stdin: true,
+    stdinOnce: false,
+    tty: true,
+    ...containerPorts(app.ports),
+    resources: containerResources(input.limits),
+    securityContext: OPERATOR_CONTAINER_SECURITY,
+  };
+
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: sessionPodMetadata({
+      name: runPodName(session.sessionId),
+      settings,
+      labels: sessionLabels(settings.managedBy, session.sessionId),
+      session,
+      env: input.env,
+    }),
+    spec: {
+      ...sessionPodBasics(settings, input.limits.ttlSeconds),
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+      containers: [sessionContainer],
+    },
+  };
+}

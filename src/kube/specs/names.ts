@@ -1,0 +1,99 @@
+/**
+ * Names, labels and selectors of every object the runner creates (kubernetes.md §0, §2.3,
+ * §2.10, §4.1, §4.2, §6.2). Lookups and reaping select by label, never by name, so the label
+ * keys below are the runner's contract with its own earlier processes: never rename them.
+ */
+import { createHash } from "node:crypto";
+
+export const LABEL = {
+  managedBy: "app.kubernetes.io/managed-by",
+  sessionId: "telo.run/session-id",
+  mode: "telo.run/mode",
+  build: "telo.run/build",
+} as const;
+
+/** The Job controller labels a Job's pods with this; the build log tail selects on it. */
+const JOB_NAME_LABEL = "job-name";
+
+/** Run and app pods; also the stem of every routing object of the session (Service, Ingress). */
+export function runPodName(sessionId: string): string {
+  return `telo-run-${sessionId}`;
+}
+
+/** The Service and the Ingress share the session's name stem, watch sessions included. */
+export const serviceName = runPodName;
+export const ingressName = runPodName;
+
+/** One HTTPRoute per routed tcp port. */
+export function httpRouteName(sessionId: string, port: number): string {
+  return `${runPodName(sessionId)}-${port}`;
+}
+
+/**
+ * A watch pod gets a fresh name on every (re)creation because its predecessor may still be
+ * terminating; `suffix` comes from the caller (see `watchPodSuffix`).
+ */
+export function watchPodName(sessionId: string, suffix: string): string {
+  return `telo-watch-${sessionId}-${suffix}`;
+}
+
+/** `<base36(epoch ms)><base36(process counter)>`: unique within a process and across restarts. */
+export function watchPodSuffix(epochMs: number, counter: number): string {
+  return `${epochMs.toString(36)}${counter.toString(36)}`;
+}
+
+export function buildJobName(tag: string): string {
+  return `telo-build-${tag}`;
+}
+
+/** Content-addressed: a new workspace manifest means a new ConfigMap, never an update. */
+export function workspaceConfigMapName(manifest: string): string {
+  const hash = createHash("sha256").update(manifest, "utf8").digest("hex");
+  return `${WORKSPACE_CONFIGMAP_PREFIX}${hash.slice(0, 12)}`;
+}
+
+export const WORKSPACE_CONFIGMAP_PREFIX = "telo-workspace-app-";
+
+/** The public host of a routed tcp port; one wildcard DNS record and certificate cover all. */
+export function sessionHost(port: number, sessionId: string, baseDomain: string): string {
+  return `${port}-${sessionId}.${baseDomain}`;
+}
+
+export function managedByLabels(managedBy: string): Record<string, string> {
+  return { [LABEL.managedBy]: managedBy };
+}
+
+export function sessionLabels(managedBy: string, sessionId: string): Record<string, string> {
+  return { ...managedByLabels(managedBy), [LABEL.sessionId]: sessionId };
+}
+
+export function watchPodLabels(managedBy: string, sessionId: string): Record<string, string> {
+  return { ...sessionLabels(managedBy, sessionId), [LABEL.mode]: "watch" };
+}
+
+export function buildLabels(managedBy: string): Record<string, string> {
+  return { ...managedByLabels(managedBy), [LABEL.build]: "true" };
+}
+
+/** Every object this runner (under this managed-by value) created: orphan reap, ConfigMap sweep. */
+export function managedBySelector(managedBy: string): string {
+  return `${LABEL.managedBy}=${managedBy}`;
+}
+
+/** One session's objects (its pods across recreations, its HTTPRoutes). */
+export function sessionSelector(sessionId: string): string {
+  return `${LABEL.sessionId}=${sessionId}`;
+}
+
+/** The single shared pod informer: every session pod of this runner. */
+export function sessionPodsSelector(managedBy: string): string {
+  return `${managedBySelector(managedBy)},${LABEL.sessionId}`;
+}
+
+export function podNameFieldSelector(podName: string): string {
+  return `metadata.name=${podName}`;
+}
+
+export function jobPodsSelector(jobName: string): string {
+  return `${JOB_NAME_LABEL}=${jobName}`;
+}

@@ -1,0 +1,114 @@
+/**
+ * What every session pod shares (kubernetes.md §2.3, §3, §4.2, §11.2–3): metadata carrying the
+ * session record, the pod-level basics, the hardening blocks, env and port lists, image choice.
+ */
+import type {
+  V1Container,
+  V1ContainerPort,
+  V1EnvVar,
+  V1ObjectMeta,
+  V1PodSecurityContext,
+  V1PodSpec,
+  V1SecurityContext,
+} from "@kubernetes/client-node";
+import type { SessionPodSettings } from "../../config/kube.ts";
+import type { PortMapping, PullPolicy } from "../../contract/wire.ts";
+import { sessionRecordAnnotation, type SessionRecord } from "./session-record.ts";
+
+/**
+ * Everything a session pod's record says except what the builder derives from its own inputs:
+ * the env names (from the env it writes) and the agent (from the agent entry it runs).
+ */
+export type SessionFacts = Omit<SessionRecord, "envNames" | "agent">;
+
+export type ImagePullPolicy = "Always" | "IfNotPresent" | "Never";
+
+/** The image of a container and how the kubelet refreshes it. */
+export interface ContainerImage {
+  image: string;
+  imagePullPolicy: ImagePullPolicy;
+}
+
+/** `always` → Always, `never` → Never, anything else (`missing`, absent) → IfNotPresent. */
+export function imagePullPolicy(policy: PullPolicy | undefined): ImagePullPolicy {
+  if (policy === "always") return "Always";
+  if (policy === "never") return "Never";
+  return "IfNotPresent";
+}
+
+/** The image a session's config names, else the runner's default kernel image. */
+export function configuredImage(config: SessionRecord["config"], defaultImage: string): ContainerImage {
+  return { image: config.image ?? defaultImage, imagePullPolicy: imagePullPolicy(config.pullPolicy) };
+}
+
+/** uid/gid 1000 is the kernel image's user; fsGroup lets every container write shared emptyDirs. */
+export const HARDENED_POD_SECURITY: V1PodSecurityContext = {
+  runAsNonRoot: true,
+  runAsUser: 1000,
+  runAsGroup: 1000,
+  fsGroup: 1000,
+  seccompProfile: { type: "RuntimeDefault" },
+};
+
+/** Runner-chosen images: every writable path is an emptyDir, so the root filesystem is read-only. */
+export const HARDENED_CONTAINER_SECURITY: V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ["ALL"] },
+};
+
+/**
+ * Operator images (catalog apps, the agent) may write to their own filesystem, so they relax
+ * only the rootfs rule; non-root and seccomp come from the pod level.
+ */
+export const OPERATOR_CONTAINER_SECURITY: V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ["ALL"] },
+};
+
+export function sessionPodMetadata(input: {
+  name: string;
+  settings: SessionPodSettings;
+  labels: Record<string, string>;
+  session: SessionFacts;
+  env: Record<string, string>;
+  agentName?: string;
+}): V1ObjectMeta {
+  return {
+    name: input.name,
+    namespace: input.settings.namespace,
+    labels: input.labels,
+    annotations: sessionRecordAnnotation({
+      ...input.session,
+      envNames: Object.keys(input.env),
+      ...(input.agentName !== undefined && { agent: input.agentName }),
+    }),
+  };
+}
+
+/** The pod-level fields every session pod has; pull secret and runtime class only when configured. */
+export function sessionPodBasics(settings: SessionPodSettings, ttlSeconds: number): Omit<V1PodSpec, "containers"> {
+  return {
+    restartPolicy: "Never",
+    activeDeadlineSeconds: ttlSeconds,
+    automountServiceAccountToken: false,
+    ...(settings.imagePullSecret && { imagePullSecrets: [{ name: settings.imagePullSecret }] }),
+    ...(settings.runtimeClass && { runtimeClassName: settings.runtimeClass }),
+  };
+}
+
+/** Env in insertion order. */
+export function envList(env: Record<string, string>): V1EnvVar[] {
+  return Object.entries(env).map(([name, value]) => ({ name, value }));
+}
+
+/** Declared ports, as documentation on the container; no `ports` field at all when none. */
+export function containerPorts(ports: readonly PortMapping[]): Pick<V1Container, "ports"> {
+  if (ports.length === 0) return {};
+  const list: V1ContainerPort[] = ports.map(({ port, protocol }) => ({
+    containerPort: port,
+    protocol: protocol === "udp" ? "UDP" : "TCP",
+  }));
+  return { ports: list };
+}

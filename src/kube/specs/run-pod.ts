@@ -1,0 +1,127 @@
+/**
+ * The run pod (kubernetes.md §2.3): one `session` container running `telo run` on the bundle
+ * that the `body-fetch` init container downloads from the runner's bundle listener.
+ *
+ * Two image deliveries (spec/README.md): the plain kernel image resolving its modules in-pod
+ * into a `telo-cache` emptyDir, or, on the build path (§2.10), the built image whose modules
+ * were installed into its own `/telo-cache` at build time — there the emptyDir would hide
+ * them, so the cache stays the image's read-only layer and telo is told not to write to it.
+ */
+import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from "@kubernetes/client-node";
+import type { SessionPodSettings } from "../../config/kube.ts";
+import { containerResources, FETCH_INIT_CONTAINER_RESOURCES, type Ceilings } from "./limits.ts";
+import { runPodName, sessionLabels } from "./names.ts";
+import {
+  configuredImage,
+  containerPorts,
+  envList,
+  HARDENED_CONTAINER_SECURITY,
+  HARDENED_POD_SECURITY,
+  sessionPodBasics,
+  sessionPodMetadata,
+  type ContainerImage,
+  type SessionFacts,
+} from "./pod-common.ts";
+
+/** Where the inspector listens inside the pod; reached over the pod network, never routed. */
+export const RUN_INSPECT_PORT = 9230;
+
+export interface RunPodInput {
+  session: SessionFacts;
+  /** Session env values, in order; their names go into the session record. */
+  env: Record<string, string>;
+  settings: SessionPodSettings;
+  /** The run ceilings after `clampLimits`. */
+  limits: Ceilings;
+  /** RUNNER_IMAGE, for a session whose config names no image. */
+  defaultImage: string;
+  /** `<repository>:<tag>` when the build path built this session's image. */
+  builtImage?: string;
+  /** Single-use bundle URL from the bundle store. */
+  bundleUrl: string;
+}
+
+/** §2.1 / §2.10: a built image is content-addressed, so the node's copy is always right. */
+export function runContainerImage(input: Pick<RunPodInput, "session" | "defaultImage" | "builtImage">): ContainerImage {
+  if (input.builtImage) return { image: input.builtImage, imagePullPolicy: "IfNotPresent" };
+  return configuredImage(input.session.config, input.defaultImage);
+}
+
+/** Options precede the manifest path: everything after the path belongs to the application. */
+function runCommand(entry: string, inspect: boolean, built: boolean): string[] {
+  return [
+    "telo",
+    "run",
+    ...(built ? ["--no-cache-write"] : []),
+    ...(inspect ? ["--inspect", `0.0.0.0:${RUN_INSPECT_PORT}`, "--no-open"] : []),
+    `/app/${entry}`,
+  ];
+}
+
+function mount(name: string, mountPath: string): V1VolumeMount {
+  return { name, mountPath };
+}
+
+export function runPod(input: RunPodInput): V1Pod {
+  const { session, settings } = input;
+  const app = session.apps[0];
+  if (!app) throw new Error("a run session has exactly one app");
+  const built = input.builtImage !== undefined;
+  const scratchVolumes = built ? ["app", "work", "home", "tmp"] : ["app", "telo-cache", "work", "home", "tmp"];
+
+  const bodyFetch: V1Container = {
+    name: "body-fetch",
+    image: settings.initImage,
+    command: ["sh", "-c"],
+    args: [`set -e; wget -qO /tmp/body.tgz "${input.bundleUrl}"; tar xzf /tmp/body.tgz -C /app`],
+    resources: FETCH_INIT_CONTAINER_RESOURCES,
+    volumeMounts: [mount("app", "/app"), mount("tmp", "/tmp")],
+    securityContext: HARDENED_CONTAINER_SECURITY,
+  };
+
+  const sessionContainer: V1Container = {
+    name: "session",
+    ...runContainerImage(input),
+    workingDir: "/work",
+    command: runCommand(app.entryRelativePath, session.inspect, built),
+    env: [
+      ...envList(input.env),
+      { name: "TELO_CACHE_DIR", value: "/telo-cache" },
+      { name: "HOME", value: "/home/telo" },
+      { name: "npm_config_cache", value: "/home/telo/.npm" },
+      { name: "FORCE_COLOR", value: "1" },
+    ],
+    stdin: true,
+    stdinOnce: false,
+    tty: true,
+    ...containerPorts(app.ports),
+    resources: containerResources(input.limits),
+    volumeMounts: [
+      mount("app", "/app"),
+      ...(built ? [] : [mount("telo-cache", "/telo-cache")]),
+      mount("work", "/work"),
+      mount("home", "/home/telo"),
+      mount("tmp", "/tmp"),
+    ],
+    securityContext: HARDENED_CONTAINER_SECURITY,
+  };
+
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: sessionPodMetadata({
+      name: runPodName(session.sessionId),
+      settings,
+      labels: sessionLabels(settings.managedBy, session.sessionId),
+      session,
+      env: input.env,
+    }),
+    spec: {
+      ...sessionPodBasics(settings, input.limits.ttlSeconds),
+      securityContext: HARDENED_POD_SECURITY,
+      initContainers: [bodyFetch],
+      containers: [sessionContainer],
+      volumes: scratchVolumes.map((name): V1Volume => ({ name, emptyDir: {} })),
+    },
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * The session Service (kubernetes.md §6.2): layer-neutral ClusterIP in front of the session pod,
+ * every declared port (tcp and udp) published under its own number. Routes point at it.
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import type { PortMapping } from "../../contract/wire.ts";
+import { LABEL, managedByLabels, serviceName } from "./names.ts";
+import { podOwnerReference, type OwnerPod } from "./owner.ts";
+
+export interface ServiceInput {
+  sessionId: string;
+  namespace: string;
+  managedBy: string;
+  owner: OwnerPod;
+  /** Every port of the session: all apps' ports, plus the agent's when it declares one. */
+  ports: readonly PortMapping[];
+}
+
+/**
+ * Labelled managed-by only (no session-id), so selecting by session id finds pods and routes,
+ * never the Service; the selector follows the session across watch-pod recreations.
+ */
+export function sessionService(input: ServiceInput): V1Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: serviceName(input.sessionId),
+      namespace: input.namespace,
+      labels: managedByLabels(input.managedBy),
+      ownerReferences: [podOwnerReference(input.owner)],
+    },
+    spec: {
+      selector: { [LABEL.sessionId]: input.sessionId },
+      // The name carries the protocol too: the same number may be declared for tcp and udp.
+      ports: input.ports.map(({ port, protocol }) => ({
+        name: protocol === "udp" ? `p${port}-udp` : `p${port}`,
+        port,
+        targetPort: port,
+        protocol: protocol === "udp" ? "UDP" : "TCP",
+      })),
+    },
+  };
+}

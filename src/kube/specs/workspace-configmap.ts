@@ -1,0 +1,29 @@
+/**
+ * The workspace-app ConfigMap (kubernetes.md §4.1): the workspace application manifest that
+ * every watch pod's `workspace` container runs, mounted read-only. Content-addressed by name,
+ * so it is never updated and running sessions keep the manifest they booted with.
+ */
+import type { V1ConfigMap } from "@kubernetes/client-node";
+import { managedByLabels, workspaceConfigMapName } from "./names.ts";
+
+export const WORKSPACE_MANIFEST_KEY = "telo.yaml";
+
+export interface WorkspaceConfigMapInput {
+  /** The workspace application manifest shipped with the core (identical across backends). */
+  manifest: string;
+  namespace: string;
+  managedBy: string;
+}
+
+export function workspaceConfigMap(input: WorkspaceConfigMapInput): V1ConfigMap {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: workspaceConfigMapName(input.manifest),
+      namespace: input.namespace,
+      labels: managedByLabels(input.managedBy),
+    },
+    data: { [WORKSPACE_MANIFEST_KEY]: input.manifest },
+  };
+}
