@@ -1,0 +1,55 @@
+/**
+ * What every handler shares: its dependencies, reading a JSON body with the framework-level
+ * answers clients expect (contract.md §1.3), and relaying the supervisor's answer.
+ */
+import type { Context } from "hono";
+import type { UpgradeWebSocket } from "hono/ws";
+import type * as v from "valibot";
+import {
+  type BodyParse,
+  emptyJsonBody,
+  invalidJsonBody,
+  parseBody,
+  unsupportedMediaType,
+} from "../src/contract/validation.ts";
+import type { InternalAnswer, SupervisorClient } from "../src/internal/client.ts";
+
+export type HandlerDeps = {
+  supervisor: SupervisorClient;
+  /** Allowed origins; undefined = any (`*`). */
+  corsOrigins: string[] | undefined;
+  version: string;
+  upgradeWebSocket: UpgradeWebSocket;
+};
+
+/** Reads and validates a JSON body; a missing body is validated as `undefined`. */
+export async function readBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<BodyParse<v.InferOutput<S>>> {
+  const text = await c.req.text();
+  const contentType = c.req.header("content-type");
+  let input: unknown;
+  if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+    if (text !== "") return { ok: false, body: unsupportedMediaType(contentType) };
+  } else if (contentType !== undefined) {
+    if (text.trim() === "") return { ok: false, body: emptyJsonBody };
+    try {
+      input = JSON.parse(text);
+    } catch {
+      return { ok: false, body: invalidJsonBody };
+    }
+  } else if (text !== "") {
+    return { ok: false, body: unsupportedMediaType("undefined") };
+  }
+  return parseBody(schema, input);
+}
+
+/** Answers with the supervisor's status and body, unchanged. */
+export function relay(c: Context, answer: InternalAnswer): Response {
+  if (answer.body === undefined) return c.body(null, answer.status as 204);
+  return c.json(answer.body as object, answer.status as 200);
+}
+
+export function rejectBody(c: Context, parse: { ok: false; body: { statusCode: number } }): Response {
+  return c.json(parse.body, parse.body.statusCode as 400);
+}
+
+export const acceptedTermsHeader = "x-telo-accepted-terms";

@@ -1,0 +1,254 @@
+/**
+ * The `/v1` wire types (contract.md §2) as valibot schemas; every TypeScript type of the
+ * contract is inferred from these, so the wire shape is written exactly once.
+ */
+import * as v from "valibot";
+
+export const DEFAULT_APP_NAME = "app";
+
+export const PullPolicySchema = v.picklist(["missing", "always", "never"]);
+export type PullPolicy = v.InferOutput<typeof PullPolicySchema>;
+
+export const IoModeSchema = v.picklist(["tty", "streams"]);
+export type IoMode = v.InferOutput<typeof IoModeSchema>;
+
+export const SessionModeSchema = v.picklist(["run", "watch"]);
+export type SessionMode = v.InferOutput<typeof SessionModeSchema>;
+
+export const ProtocolSchema = v.picklist(["tcp", "udp"]);
+export type Protocol = v.InferOutput<typeof ProtocolSchema>;
+
+export const PortMappingSchema = v.object({
+  port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
+  protocol: ProtocolSchema,
+});
+export type PortMapping = v.InferOutput<typeof PortMappingSchema>;
+
+export const RunnerEndpointSchema = v.object({
+  host: v.string(),
+  port: v.number(),
+  protocol: ProtocolSchema,
+  url: v.optional(v.string()),
+});
+export type RunnerEndpoint = v.InferOutput<typeof RunnerEndpointSchema>;
+
+export const BundleFileSchema = v.object({
+  relativePath: v.pipe(v.string(), v.minLength(1)),
+  contents: v.string(),
+  encoding: v.optional(v.picklist(["utf8", "base64"])),
+});
+export type BundleFile = v.InferOutput<typeof BundleFileSchema>;
+
+export const RunBundleSchema = v.object({
+  entryRelativePath: v.pipe(v.string(), v.minLength(1)),
+  files: v.array(BundleFileSchema),
+});
+export type RunBundle = v.InferOutput<typeof RunBundleSchema>;
+
+export const SessionAppSpecSchema = v.object({
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(63)),
+  entryRelativePath: v.pipe(v.string(), v.minLength(1)),
+  ports: v.optional(v.array(PortMappingSchema)),
+  io: v.optional(IoModeSchema),
+});
+export type SessionAppSpec = v.InferOutput<typeof SessionAppSpecSchema>;
+
+/** An app as the session holds it: every field resolved (contract.md §3.4.1). */
+export const ResolvedAppSchema = v.object({
+  name: v.string(),
+  entryRelativePath: v.string(),
+  ports: v.array(PortMappingSchema),
+  io: IoModeSchema,
+});
+export type ResolvedApp = v.InferOutput<typeof ResolvedAppSchema>;
+
+/** SessionConfig; extra keys are passed through to the backend (contract.md §3.4). */
+export const SessionConfigSchema = v.looseObject({
+  image: v.pipe(v.string(), v.minLength(1)),
+  pullPolicy: PullPolicySchema,
+  registryUrl: v.optional(v.pipe(v.string(), v.minLength(1))),
+});
+export type SessionConfig = v.InferOutput<typeof SessionConfigSchema>;
+
+export const ProbeConfigSchema = v.object({
+  image: v.pipe(v.string(), v.minLength(1)),
+  pullPolicy: PullPolicySchema,
+});
+export type ProbeConfig = v.InferOutput<typeof ProbeConfigSchema>;
+
+export const RunStatusSchema = v.variant("kind", [
+  v.object({ kind: v.literal("starting") }),
+  v.object({
+    kind: v.literal("running"),
+    endpoints: v.optional(v.array(RunnerEndpointSchema)),
+    inspectUrl: v.optional(v.string()),
+    agent: v.optional(RunnerEndpointSchema),
+  }),
+  v.object({ kind: v.literal("exited"), code: v.number() }),
+  v.object({ kind: v.literal("suspended") }),
+  v.object({ kind: v.literal("failed"), message: v.string() }),
+  v.object({ kind: v.literal("stopped") }),
+]);
+export type RunStatus = v.InferOutput<typeof RunStatusSchema>;
+export type RunStatusKind = RunStatus["kind"];
+
+export function isTerminal(status: RunStatus): boolean {
+  return status.kind === "exited" || status.kind === "failed" || status.kind === "stopped";
+}
+
+export const RunPhaseSchema = v.picklist(["build", "provision", "boot"]);
+export type RunPhase = v.InferOutput<typeof RunPhaseSchema>;
+
+export const ReachabilityStateSchema = v.picklist(["checking", "reachable", "unreachable"]);
+export type ReachabilityState = v.InferOutput<typeof ReachabilityStateSchema>;
+
+export const RunTriggerSchema = v.picklist(["initial", "watch", "manual", "resume"]);
+export type RunTrigger = v.InferOutput<typeof RunTriggerSchema>;
+
+export const ByteStreamTagSchema = v.picklist(["tty", "stdout", "stderr"]);
+export type ByteStreamTag = v.InferOutput<typeof ByteStreamTagSchema>;
+
+/** A kernel debug frame, relayed unchanged (contract.md §2.3). */
+export const DebugFrameSchema = v.looseObject({
+  kind: v.optional(v.string()),
+  timestamp: v.optional(v.string()),
+  event: v.optional(v.string()),
+  payload: v.optional(v.unknown()),
+});
+export type DebugFrame = v.InferOutput<typeof DebugFrameSchema>;
+
+/** Frames whose kind is neither `log` nor `record` are event frames: the only ones relayed. */
+export function isEventFrame(frame: DebugFrame): boolean {
+  return frame.kind !== "log" && frame.kind !== "record";
+}
+
+export const EndpointChangeSchema = v.object({
+  added: v.optional(v.array(RunnerEndpointSchema)),
+  removed: v.optional(v.array(RunnerEndpointSchema)),
+  rejected: v.optional(v.array(v.object({ port: v.number(), reason: v.string() }))),
+});
+export type EndpointChange = v.InferOutput<typeof EndpointChangeSchema>;
+
+export const RunEventSchema = v.union([
+  v.object({ type: v.literal("status"), status: RunStatusSchema }),
+  v.object({
+    type: v.literal("progress"),
+    app: v.optional(v.string()),
+    phase: RunPhaseSchema,
+    message: v.string(),
+    done: v.optional(v.boolean()),
+  }),
+  v.object({ type: v.literal("debug"), app: v.string(), frame: DebugFrameSchema }),
+  v.object({
+    type: v.literal("reachability"),
+    app: v.string(),
+    port: v.number(),
+    state: ReachabilityStateSchema,
+  }),
+  v.object({
+    type: v.literal("run"),
+    app: v.string(),
+    generation: v.number(),
+    phase: v.literal("started"),
+    trigger: RunTriggerSchema,
+  }),
+  v.object({
+    type: v.literal("run"),
+    app: v.string(),
+    generation: v.number(),
+    phase: v.literal("completed"),
+    code: v.number(),
+    durationMs: v.optional(v.number()),
+  }),
+  v.object({
+    type: v.literal("run"),
+    app: v.string(),
+    generation: v.number(),
+    phase: v.literal("failed"),
+    reason: v.string(),
+  }),
+  v.object({ type: v.literal("endpoints"), app: v.string(), ...EndpointChangeSchema.entries }),
+]);
+export type RunEvent = v.InferOutput<typeof RunEventSchema>;
+
+export const AvailabilityReportSchema = v.variant("status", [
+  v.object({ status: v.literal("ready") }),
+  v.object({
+    status: v.literal("needs-setup"),
+    issues: v.array(v.object({ path: v.string(), message: v.string() })),
+  }),
+  v.object({
+    status: v.literal("unavailable"),
+    message: v.string(),
+    remediation: v.optional(v.string()),
+  }),
+]);
+export type AvailabilityReport = v.InferOutput<typeof AvailabilityReportSchema>;
+
+export const WorkspaceTreeSchema = v.object({
+  files: v.array(v.object({ path: v.string(), hash: v.string() })),
+});
+export type WorkspaceTree = v.InferOutput<typeof WorkspaceTreeSchema>;
+
+export const WorkspaceChangeSetSchema = v.object({
+  write: v.optional(
+    v.array(
+      v.object({
+        path: v.pipe(v.string(), v.minLength(1)),
+        content: v.string(),
+        encoding: v.optional(v.picklist(["utf8", "base64"])),
+      }),
+    ),
+  ),
+  delete: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+});
+export type WorkspaceChangeSet = v.InferOutput<typeof WorkspaceChangeSetSchema>;
+
+export const WorkspaceApplyResultSchema = v.object({ written: v.number(), deleted: v.number() });
+export type WorkspaceApplyResult = v.InferOutput<typeof WorkspaceApplyResultSchema>;
+
+export const WorkspaceFileSchema = v.object({ content: v.string(), size: v.number() });
+export type WorkspaceFile = v.InferOutput<typeof WorkspaceFileSchema>;
+
+export const CheckpointFileSchema = v.object({
+  path: v.string(),
+  hash: v.string(),
+  content: v.string(),
+  encoding: v.picklist(["utf8", "base64"]),
+});
+export type CheckpointFile = v.InferOutput<typeof CheckpointFileSchema>;
+
+export const WorkspaceSnapshotSchema = v.object({ files: v.array(CheckpointFileSchema) });
+export type WorkspaceSnapshot = v.InferOutput<typeof WorkspaceSnapshotSchema>;
+
+export const CreatedSessionSchema = v.object({
+  sessionId: v.string(),
+  streamUrl: v.string(),
+  createdAt: v.string(),
+});
+export type CreatedSession = v.InferOutput<typeof CreatedSessionSchema>;
+
+export const SessionDocumentSchema = v.object({
+  sessionId: v.string(),
+  status: RunStatusSchema,
+  mode: SessionModeSchema,
+  agent: v.optional(v.string()),
+  apps: v.array(
+    v.object({
+      name: v.string(),
+      io: IoModeSchema,
+      generation: v.number(),
+      ports: v.array(PortMappingSchema),
+    }),
+  ),
+  createdAt: v.string(),
+  exitedAt: v.optional(v.string()),
+});
+export type SessionDocument = v.InferOutput<typeof SessionDocumentSchema>;
+
+/** The core's error body (contract.md §1.2). */
+export const ErrorBodySchema = v.object({ error: v.string(), message: v.string() });
+export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>;
+
+export const TermsSchema = v.object({ version: v.string(), title: v.string(), body: v.string() });
+export type Terms = v.InferOutput<typeof TermsSchema>;

@@ -1,0 +1,232 @@
+/**
+ * Session admission (contract.md §3.4–3.6): everything between a schema-valid request and a
+ * registered session, in the contract's order, as pure functions of the request and a
+ * snapshot of the runner's state. Capacity (step 10) is the registry's.
+ */
+import type { AppsCatalog, CatalogEntry } from "../config/apps-catalog.ts";
+import { coResidentAgentNames } from "../config/apps-catalog.ts";
+import type { AppSessionBody, CreateSessionBody } from "../contract/requests.ts";
+import { invalidPathMessage, normaliseRelativePath } from "../contract/paths.ts";
+import {
+  DEFAULT_APP_NAME,
+  type PortMapping,
+  type ResolvedApp,
+  type RunBundle,
+  type SessionMode,
+  type Terms,
+} from "../contract/wire.ts";
+
+export type Refusal = { status: number; body: Record<string, unknown> };
+
+export type SessionPlan = {
+  mode: SessionMode;
+  apps: ResolvedApp[];
+  agent: CatalogEntry | undefined;
+  /** A notice for the stream's first event (the dropped agent, §8.3). */
+  notice: string | undefined;
+  env: Record<string, string>;
+  config: Record<string, unknown> & { image: string; pullPolicy: string };
+  bundle: RunBundle;
+  inspect: boolean;
+  selfContained: boolean;
+};
+
+export type AdmissionContext = {
+  terms: Terms | undefined;
+  catalog: AppsCatalog;
+  watchEnabled: boolean;
+  watchMaxSessions: number;
+  liveWatchSessions: number;
+  defaultRegistryUrl: string | undefined;
+  validateConfig: ((config: SessionPlan["config"]) => string | undefined) | undefined;
+};
+
+const refuse = (status: number, error: string, message: string): Refusal => ({
+  status,
+  body: { error, message },
+});
+
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === "object" && value !== null && "status" in value && "body" in value;
+}
+
+/** The terms gate (§3.5): the header must equal the version exactly. */
+export function termsGate(terms: Terms | undefined, acceptedTerms: string | undefined): Refusal | undefined {
+  if (!terms || acceptedTerms === terms.version) return undefined;
+  return { status: 428, body: { error: "terms_required", terms } };
+}
+
+export function planSession(
+  body: CreateSessionBody,
+  acceptedTerms: string | undefined,
+  context: AdmissionContext,
+): Refusal | SessionPlan {
+  const termsRefusal = termsGate(context.terms, acceptedTerms);
+  if (termsRefusal) return termsRefusal;
+
+  const bundle = normaliseBundle(body.bundle);
+  if (isRefusal(bundle)) return bundle;
+
+  const configRefusal = context.validateConfig?.(body.config);
+  if (configRefusal !== undefined) return refuse(400, "invalid_config", configRefusal);
+
+  const mode = body.mode;
+  if (mode === "watch" && !context.watchEnabled) {
+    return refuse(400, "watch_disabled", "this runner does not offer watch sessions (see /v1/capabilities)");
+  }
+
+  let agent: CatalogEntry | undefined;
+  if (body.agent !== undefined) {
+    if (mode !== "watch") {
+      return refuse(400, "agent_requires_watch", "a co-resident agent is only available in a watch session (mode \"watch\")");
+    }
+    agent = context.catalog.get(body.agent);
+    if (!agent) {
+      const offered = coResidentAgentNames(context.catalog);
+      const suffix = offered.length > 0 ? ` — offered: ${offered.join(", ")}` : "";
+      return refuse(400, "unknown_agent", `agent '${body.agent}' is not offered by this runner${suffix}`);
+    }
+    if (agent.port === undefined) {
+      return refuse(
+        400,
+        "agent_port_undeclared",
+        `agent '${agent.name}' declares no port, so this runner cannot route it — set RUNNER_APPS.${agent.name}.port to the port its image listens on`,
+      );
+    }
+  }
+
+  if (mode === "watch" && context.liveWatchSessions >= context.watchMaxSessions) {
+    return refuse(
+      409,
+      "too_many_watch_sessions",
+      `runner is at its configured max of ${context.watchMaxSessions} concurrent watch sessions`,
+    );
+  }
+
+  const apps = body.apps
+    ? resolveApps(body.apps)
+    : [{ name: DEFAULT_APP_NAME, entryRelativePath: bundle.entryRelativePath, ports: body.ports ?? [], io: "tty" as const }];
+  if (isRefusal(apps)) return apps;
+
+  let notice: string | undefined;
+  if (agent?.port !== undefined) {
+    const clash = apps.find((app) => app.ports.some((port) => port.protocol === "tcp" && port.port === agent?.port));
+    if (clash) {
+      notice = `co-resident agent '${agent.name}' was not started: it listens on tcp port ${agent.port}, which app '${clash.name}' declares`;
+      agent = undefined;
+    }
+  }
+
+  return {
+    mode,
+    apps,
+    agent,
+    notice,
+    env: workloadEnv(body.env, body.config.registryUrl, context.defaultRegistryUrl),
+    config: body.config,
+    bundle,
+    inspect: mode === "watch" ? true : body.inspect,
+    selfContained: false,
+  };
+}
+
+/** `POST /v1/apps/:name/sessions` (§3.6): the unknown-app check comes before the terms gate. */
+export function planAppSession(
+  name: string,
+  body: AppSessionBody,
+  acceptedTerms: string | undefined,
+  context: AdmissionContext,
+): Refusal | SessionPlan {
+  const entry = context.catalog.get(name);
+  if (!entry) {
+    const names = [...context.catalog.keys()];
+    const tail =
+      names.length > 0
+        ? ` — offered apps: ${names.join(", ")} (see /v1/capabilities).`
+        : " — it offers no predefined applications (see /v1/capabilities).";
+    return refuse(404, "unknown_app", `app '${name}' is not offered by this runner${tail}`);
+  }
+  const termsRefusal = termsGate(context.terms, acceptedTerms);
+  if (termsRefusal) return termsRefusal;
+
+  // Operator values win: client values for the operator's keys are dropped, not merged.
+  const clientEnv = Object.fromEntries(
+    Object.entries(body.env ?? {}).filter(([key]) => !Object.hasOwn(entry.env, key)),
+  );
+  return {
+    mode: "run",
+    apps: [{ name: DEFAULT_APP_NAME, entryRelativePath: "", ports: body.ports ?? [], io: "tty" }],
+    agent: undefined,
+    notice: undefined,
+    env: workloadEnv({ ...clientEnv, ...entry.env }, undefined, context.defaultRegistryUrl),
+    config: { image: entry.image, pullPolicy: entry.pullPolicy },
+    bundle: { entryRelativePath: "", files: [] },
+    inspect: body.inspect,
+    selfContained: true,
+  };
+}
+
+/** App resolution (§3.4.1): names, reserved names, duplicates, entries, session-wide ports. */
+export function resolveApps(
+  specs: { name: string; entryRelativePath: string; ports?: PortMapping[]; io?: "tty" | "streams" }[],
+): Refusal | ResolvedApp[] {
+  const resolved: ResolvedApp[] = [];
+  const portOwners = new Map<string, string>();
+  for (const spec of specs) {
+    if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(spec.name)) {
+      return refuse(400, "invalid_app_name", `app name '${spec.name}' must be a DNS label (lowercase alphanumeric and '-')`);
+    }
+    if (spec.name === "workspace" || spec.name === "agent") {
+      return refuse(400, "reserved_app_name", `app name '${spec.name}' is reserved by the runner`);
+    }
+    if (resolved.some((app) => app.name === spec.name)) {
+      return refuse(400, "duplicate_app_name", `app '${spec.name}' is declared twice`);
+    }
+    const entry = normaliseRelativePath(spec.entryRelativePath);
+    if (entry === undefined) return refuse(400, "invalid_bundle", invalidPathMessage(spec.entryRelativePath));
+    for (const port of spec.ports ?? []) {
+      const key = `${port.protocol}/${port.port}`;
+      const owner = portOwners.get(key);
+      if (owner !== undefined) {
+        return refuse(
+          400,
+          "port_conflict",
+          `apps '${owner}' and '${spec.name}' both declare ${port.protocol} port ${port.port}; session hosts carry no app name, so the two would be indistinguishable`,
+        );
+      }
+      portOwners.set(key, spec.name);
+    }
+    resolved.push({ name: spec.name, entryRelativePath: entry, ports: [...(spec.ports ?? [])], io: spec.io ?? "tty" });
+  }
+  return resolved;
+}
+
+/**
+ * The workload's env (§3.4.2): TELO_REGISTRY_URL from the body's env, else the config's
+ * registryUrl, else the runner's default; TELO_CACHE_DIR never passes.
+ */
+export function workloadEnv(
+  env: Record<string, string>,
+  configRegistryUrl: string | undefined,
+  runnerDefault: string | undefined,
+): Record<string, string> {
+  const result: Record<string, string> = { ...env };
+  if (!Object.hasOwn(result, "TELO_REGISTRY_URL")) {
+    const registryUrl = configRegistryUrl?.trim() || runnerDefault;
+    if (registryUrl) result.TELO_REGISTRY_URL = registryUrl;
+  }
+  delete result.TELO_CACHE_DIR;
+  return result;
+}
+
+function normaliseBundle(bundle: CreateSessionBody["bundle"]): Refusal | RunBundle {
+  const entry = normaliseRelativePath(bundle.entryRelativePath);
+  if (entry === undefined) return refuse(400, "invalid_bundle", invalidPathMessage(bundle.entryRelativePath));
+  const files = [];
+  for (const file of bundle.files) {
+    const relativePath = normaliseRelativePath(file.relativePath);
+    if (relativePath === undefined) return refuse(400, "invalid_bundle", invalidPathMessage(file.relativePath));
+    files.push({ ...file, relativePath });
+  }
+  return { entryRelativePath: entry, files };
+}

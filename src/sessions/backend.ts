@@ -1,0 +1,114 @@
+/**
+ * The backend seam (contract.md §14, kubernetes.md §0.1): how the core asks a backend to run
+ * a session's workload and how the backend reports back. The Kubernetes backend implements
+ * it; tests use a scripted backend.
+ */
+import type { CatalogEntry } from "../config/apps-catalog.ts";
+import type {
+  AvailabilityReport,
+  ByteStreamTag,
+  DebugFrame,
+  EndpointChange,
+  ProbeConfig,
+  ReachabilityState,
+  ResolvedApp,
+  RunBundle,
+  RunPhase,
+  RunStatus,
+  SessionMode,
+  WorkspaceApplyResult,
+  WorkspaceChangeSet,
+  WorkspaceFile,
+  WorkspaceSnapshot,
+  WorkspaceTree,
+} from "../contract/wire.ts";
+import type { RunOutcome } from "./run-projection.ts";
+
+export type StartSpec = {
+  sessionId: string;
+  createdAt: string;
+  mode: SessionMode;
+  apps: ResolvedApp[];
+  /** Final workload env (contract.md §3.4.2). */
+  env: Record<string, string>;
+  /** The session config as sent, extra keys included. */
+  config: Record<string, unknown> & { image: string; pullPolicy: string };
+  bundle: RunBundle;
+  inspect: boolean;
+  /** A predefined-app session: the image's own entrypoint, no bundle. */
+  selfContained: boolean;
+  agent?: CatalogEntry;
+};
+
+export type BackendCallbacks = {
+  onStatus(status: RunStatus): void;
+  onProgress(phase: RunPhase, message: string, done?: boolean, app?: string): void;
+  onOutput(app: string, bytes: Uint8Array, tag: ByteStreamTag): void;
+  onDebug(app: string, frame: DebugFrame): void;
+  onReachability(app: string, port: number, state: ReachabilityState): void;
+  onRunEnded(app: string, outcome: RunOutcome): void;
+  onEndpoints(app: string, change: EndpointChange): void;
+  isUserStopped(): boolean;
+};
+
+export type WorkspaceClient = {
+  tree(): Promise<WorkspaceTree>;
+  apply(changes: WorkspaceChangeSet): Promise<WorkspaceApplyResult>;
+  file(path: string): Promise<WorkspaceFile>;
+  snapshot(): Promise<WorkspaceSnapshot>;
+};
+
+export type Workload = {
+  writeStdin(app: string, bytes: Uint8Array): void;
+  resize(app: string, cols: number, rows: number): void;
+  /** Settles after the terminal status was emitted; never rejects. */
+  readonly done: Promise<void>;
+  /** Idempotent. */
+  stop(): Promise<void>;
+  /** Watch sessions: the live workspace, or undefined between pods. */
+  readonly workspace?: WorkspaceClient | undefined;
+  reload?(app: string): Promise<void>;
+  setApps?(apps: ResolvedApp[]): Promise<void>;
+  suspend?(): Promise<void>;
+};
+
+/** What the backend contributes to /v1/capabilities (contract.md §7). */
+export type BackendDescription = {
+  displayName: string;
+  description: string;
+  io: ("tty" | "streams")[];
+  ports: boolean;
+  config: {
+    imageDefault: string;
+    imageEnum?: string[];
+    enforced: boolean;
+    pullPolicyDefault?: "missing" | "always" | "never";
+    pullPolicyDescription?: string;
+    registryUrl: boolean;
+  };
+};
+
+export type Backend = {
+  start(spec: StartSpec, callbacks: BackendCallbacks): Promise<Workload>;
+  probe(config: ProbeConfig): Promise<AvailabilityReport>;
+  /** Re-resolved on every capabilities request (the image picker may refresh). */
+  describe(): BackendDescription;
+  /** The backend's config gate: a refusal message, or undefined to accept. */
+  validateConfig?(config: StartSpec["config"]): string | undefined;
+  /** Called once on shutdown after every session was stopped. */
+  close?(): Promise<void>;
+};
+
+export type StartStage = "pull" | "inspect" | "daemon" | "create" | "attach" | "start";
+
+/** A start failure; the core reports it on the stream as `failed` "<stage>: <message>". */
+export class SessionStartError extends Error {
+  override name = "SessionStartError";
+  constructor(
+    readonly stage: StartStage,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

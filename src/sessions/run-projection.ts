@@ -1,0 +1,75 @@
+/**
+ * The run projection (contract.md §8.4): per-app generations derived from the kernel's
+ * lifecycle frames on the debug stream. Each generation gets exactly one `started` and at
+ * most one terminal event (`completed` or `failed`); the reference's re-emission quirks are
+ * deliberately not reproduced (spec/README.md).
+ */
+import type { DebugFrame, RunEvent, RunTrigger } from "../contract/wire.ts";
+
+export type RunOutcome = { code?: number; reason?: string };
+
+export class RunProjection {
+  generation = 0;
+  #openSince: number | undefined;
+  #pendingTrigger: RunTrigger | undefined;
+
+  constructor(
+    readonly app: string,
+    initialTrigger: RunTrigger | undefined,
+  ) {
+    this.#pendingTrigger = initialTrigger;
+  }
+
+  /** Attributes the app's next generation (creation, reload, app change, resume). */
+  setNextTrigger(trigger: RunTrigger): void {
+    this.#pendingTrigger = trigger;
+  }
+
+  onFrame(frame: DebugFrame, now: number): RunEvent[] {
+    const payload = (frame.payload ?? {}) as Record<string, unknown>;
+    switch (frame.event) {
+      case "Kernel.Starting":
+        return this.#open(now);
+      case "Kernel.Stopped": {
+        if (this.#openSince === undefined) return [];
+        const code = typeof payload.exitCode === "number" ? payload.exitCode : 0;
+        return [this.#close({ phase: "completed", code, durationMs: now - this.#openSince })];
+      }
+      case "Kernel.RunFailed": {
+        const reason = nonEmptyString(payload.code) ?? nonEmptyString(payload.message) ?? "run failed";
+        return [...this.#open(now), this.#close({ phase: "failed", reason })];
+      }
+      default:
+        return [];
+    }
+  }
+
+  /** The workload ended without a kernel event closing the open generation. */
+  onWorkloadEnded(outcome: RunOutcome, now: number): RunEvent[] {
+    if (this.#openSince === undefined) return [];
+    if (outcome.code !== undefined && outcome.reason === undefined) {
+      return [this.#close({ phase: "completed", code: outcome.code, durationMs: now - this.#openSince })];
+    }
+    return [this.#close({ phase: "failed", reason: outcome.reason ?? "workload ended" })];
+  }
+
+  #open(now: number): RunEvent[] {
+    if (this.#openSince !== undefined) return [];
+    this.generation += 1;
+    this.#openSince = now;
+    const trigger = this.#pendingTrigger ?? "watch";
+    this.#pendingTrigger = undefined;
+    return [{ type: "run", app: this.app, generation: this.generation, phase: "started", trigger }];
+  }
+
+  #close(
+    end: { phase: "completed"; code: number; durationMs: number } | { phase: "failed"; reason: string },
+  ): RunEvent {
+    this.#openSince = undefined;
+    return { type: "run", app: this.app, generation: this.generation, ...end };
+  }
+}
+
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}

@@ -1,0 +1,191 @@
+/**
+ * One session as the supervisor holds it: its status, its apps' byte channels, its event
+ * history, and who is watching. In memory only; no I/O.
+ */
+import type { CatalogEntry } from "../config/apps-catalog.ts";
+import {
+  type ByteStreamTag,
+  type CheckpointFile,
+  type EndpointChange,
+  type PortMapping,
+  type ResolvedApp,
+  type RunEvent,
+  type RunStatus,
+  type RunTrigger,
+  type SessionDocument,
+  type SessionMode,
+  isTerminal,
+} from "../contract/wire.ts";
+import type { StartSpec, Workload } from "./backend.ts";
+import { ReloadBudget } from "./reload-budget.ts";
+import { ReplayRing } from "./replay-ring.ts";
+import { RunProjection } from "./run-projection.ts";
+
+/** A stored event: its SSE name, its JSON, and whether it ends the session's stream. */
+export type EventRecord = { type: RunEvent["type"]; json: string; terminal: boolean };
+export type ByteChunk = { tag: ByteStreamTag; bytes: Buffer };
+
+/** Chunks larger than this are split so one replay frame stays small (contract.md §4.5). */
+export const MAX_CHUNK_BYTES = 64 * 1024;
+
+export class AppChannel {
+  readonly bytes: ReplayRing<ByteChunk>;
+  readonly run: RunProjection;
+  ports: PortMapping[];
+
+  constructor(
+    readonly name: string,
+    readonly io: "tty" | "streams",
+    ports: PortMapping[],
+    replayBufferBytes: number,
+    initialTrigger: RunTrigger,
+  ) {
+    this.ports = [...ports];
+    this.bytes = new ReplayRing(replayBufferBytes);
+    this.run = new RunProjection(name, initialTrigger);
+  }
+}
+
+export type SessionInit = {
+  launch: StartSpec;
+  agent: CatalogEntry | undefined;
+  replayBufferBytes: number;
+  reloadLimit: number;
+  now: Date;
+};
+
+type ChangeListener = () => void;
+
+export class Session {
+  readonly id: string;
+  readonly mode: SessionMode;
+  readonly createdAt: Date;
+  readonly events: ReplayRing<EventRecord>;
+  readonly apps = new Map<string, AppChannel>();
+  /** Retained launch description: resume and app-set changes start from it. */
+  launch: StartSpec;
+  agent: CatalogEntry | undefined;
+  status: RunStatus = { kind: "starting" };
+  exitedAt: Date | undefined;
+  userStopped = false;
+  workload: Workload | undefined;
+  subscribers = 0;
+  /** When the last subscriber left (or registration); null while anyone watches. */
+  idleSince: number | null;
+  suspendedAt: number | undefined;
+  checkpoint: { files: CheckpointFile[]; at: number } | undefined;
+  readonly reloadBudget: ReloadBudget;
+  readonly #replayBufferBytes: number;
+  readonly #listeners = new Set<ChangeListener>();
+  #disposed = false;
+
+  constructor(init: SessionInit) {
+    this.id = init.launch.sessionId;
+    this.mode = init.launch.mode;
+    this.createdAt = init.now;
+    this.launch = init.launch;
+    this.agent = init.agent;
+    this.idleSince = init.now.getTime();
+    this.#replayBufferBytes = init.replayBufferBytes;
+    this.reloadBudget = new ReloadBudget(init.reloadLimit);
+    this.events = new ReplayRing(init.replayBufferBytes);
+    for (const app of init.launch.apps) this.addApp(app, "initial");
+  }
+
+  get terminal(): boolean {
+    return isTerminal(this.status);
+  }
+
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  addApp(app: ResolvedApp, trigger: RunTrigger): void {
+    if (this.apps.has(app.name)) return;
+    this.apps.set(app.name, new AppChannel(app.name, app.io, app.ports, this.#replayBufferBytes, trigger));
+  }
+
+  /** The only app, when there is exactly one (the WebSocket's default target). */
+  get soleApp(): AppChannel | undefined {
+    return this.apps.size === 1 ? [...this.apps.values()][0] : undefined;
+  }
+
+  /** Appends an event to the history and tells every follower; returns its id. */
+  append(event: RunEvent): number {
+    if (event.type === "status") this.status = event.status;
+    const json = JSON.stringify(event);
+    const terminal = event.type === "status" && isTerminal(event.status);
+    const id = this.events.push({ type: event.type, json, terminal }, Buffer.byteLength(json));
+    this.#notify();
+    return id;
+  }
+
+  /** Output for an app; unknown apps are dropped (contract.md §4.5). */
+  pushOutput(appName: string, bytes: Uint8Array, tag: ByteStreamTag): void {
+    const app = this.apps.get(appName);
+    if (!app || bytes.byteLength === 0) return;
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let offset = 0; offset < buffer.byteLength; offset += MAX_CHUNK_BYTES) {
+      const slice = Buffer.from(buffer.subarray(offset, offset + MAX_CHUNK_BYTES));
+      app.bytes.push({ tag, bytes: slice }, slice.byteLength);
+    }
+    this.#notify();
+  }
+
+  /** Applies an endpoint change to the app's ports before it is announced (contract.md §9.4). */
+  applyEndpointChange(appName: string, change: EndpointChange): void {
+    const app = this.apps.get(appName);
+    if (!app) return;
+    const key = (port: { port: number; protocol: string }) => `${port.protocol}/${port.port}`;
+    const removed = new Set((change.removed ?? []).map(key));
+    app.ports = app.ports.filter((port) => !removed.has(key(port)));
+    for (const added of change.added ?? []) {
+      if (!app.ports.some((port) => key(port) === key(added))) {
+        app.ports.push({ port: added.port, protocol: added.protocol });
+      }
+    }
+  }
+
+  onChange(listener: ChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Ends every follower: the session was evicted. */
+  dispose(): void {
+    this.#disposed = true;
+    this.#notify();
+    this.#listeners.clear();
+  }
+
+  addSubscriber(): void {
+    this.subscribers += 1;
+    this.idleSince = null;
+  }
+
+  removeSubscriber(now: number): void {
+    this.subscribers = Math.max(0, this.subscribers - 1);
+    if (this.subscribers === 0) this.idleSince = now;
+  }
+
+  toDocument(): SessionDocument {
+    return {
+      sessionId: this.id,
+      status: this.status,
+      mode: this.mode,
+      ...(this.agent && { agent: this.agent.name }),
+      apps: [...this.apps.values()].map((app) => ({
+        name: app.name,
+        io: app.io,
+        generation: app.run.generation,
+        ports: app.ports,
+      })),
+      createdAt: this.createdAt.toISOString(),
+      ...(this.exitedAt && { exitedAt: this.exitedAt.toISOString() }),
+    };
+  }
+
+  #notify(): void {
+    for (const listener of [...this.#listeners]) listener();
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Serves one app's byte channel (contract.md §6) over an upgraded internal connection. The
+ * api process relays the frames to its WebSocket client unchanged. Like the event stream,
+ * the follower is a cursor into the app's replay buffer, so replay and live bytes take the
+ * same path: nothing is lost or duplicated between snapshot and subscription, and a slow
+ * client costs no memory beyond the shared buffer.
+ */
+import type { Duplex } from "node:stream";
+import * as v from "valibot";
+import { CloseCodes, encodeByteFrame } from "../contract/streams.ts";
+import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "../internal/io-frames.ts";
+import type { AppChannel, Session } from "../sessions/session.ts";
+
+const MAX_TERMINAL_SIZE = 10_000;
+
+const ControlFrameSchema = v.object({ type: v.string(), cols: v.optional(v.unknown()), rows: v.optional(v.unknown()) });
+
+/** Sends a close frame and ends the connection; for refusals before any stream starts. */
+export function refuseTerminal(socket: Duplex, code: number, reason: string): void {
+  socket.end(encodeFrame({ kind: FrameKind.close, code, reason }));
+}
+
+export function streamTerminal(
+  session: Session,
+  app: AppChannel,
+  socket: Duplex,
+  lastSeq: number,
+  resizeThrottleMs: number,
+): void {
+  const bytes = app.bytes;
+  if (session.terminal && bytes.nextId - 1 <= lastSeq) {
+    return refuseTerminal(socket, CloseCodes.terminalNothingToReplay, "session terminal, nothing to replay");
+  }
+
+  let cursor = lastSeq;
+  let finished = false;
+  let awaitingDrain = false;
+  session.addSubscriber();
+
+  const send = (frame: IoFrame) => socket.write(encodeFrame(frame));
+  const finish = (close?: { code: number; reason: string }) => {
+    if (finished) return;
+    finished = true;
+    unsubscribe();
+    clearTimeout(resizeTimer);
+    session.removeSubscriber(Date.now());
+    if (close && !socket.writableEnded) socket.end(encodeFrame({ kind: FrameKind.close, ...close }));
+    else if (!socket.destroyed) socket.destroy();
+  };
+
+  const pump = () => {
+    if (finished || awaitingDrain) return;
+    if (session.disposed) return finish({ code: CloseCodes.notFound, reason: "session not found" });
+    if (bytes.hasGapAfter(cursor)) {
+      send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) });
+      cursor = bytes.oldestId - 1;
+    }
+    while (cursor + 1 < bytes.nextId) {
+      cursor += 1;
+      const chunk = bytes.get(cursor);
+      if (!chunk) continue;
+      if (!send({ kind: FrameKind.binary, bytes: encodeByteFrame(cursor, chunk.tag, chunk.bytes) })) {
+        awaitingDrain = true;
+        socket.once("drain", () => {
+          awaitingDrain = false;
+          pump();
+        });
+        return;
+      }
+    }
+    // Everything pushed before the terminal status has been sent: now the close.
+    if (session.terminal) finish({ code: CloseCodes.normal, reason: "session terminal" });
+  };
+
+  let pendingResize: { cols: number; rows: number } | undefined;
+  let resizeTimer: NodeJS.Timeout | undefined;
+  const flushResize = () => {
+    resizeTimer = undefined;
+    if (pendingResize) session.workload?.resize(app.name, pendingResize.cols, pendingResize.rows);
+    pendingResize = undefined;
+  };
+
+  const onControl = (text: string) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return;
+    }
+    const control = v.safeParse(ControlFrameSchema, parsed);
+    if (!control.success || control.output.type !== "resize") return;
+    if (app.io === "streams") {
+      send({ kind: FrameKind.text, text: JSON.stringify({ type: "error", error: "resize_unsupported", io: "streams" }) });
+      return;
+    }
+    const cols = terminalDimension(control.output.cols);
+    const rows = terminalDimension(control.output.rows);
+    if (cols === undefined || rows === undefined) return;
+    pendingResize = { cols, rows };
+    resizeTimer ??= setTimeout(flushResize, resizeThrottleMs);
+  };
+
+  const decoder = new FrameDecoder();
+  socket.on("data", (chunk: Buffer) => {
+    let frames: IoFrame[];
+    try {
+      frames = decoder.push(chunk);
+    } catch {
+      return finish();
+    }
+    for (const frame of frames) {
+      if (frame.kind === FrameKind.binary) {
+        // Stdin is dropped while no workload is live (starting, suspended, ended).
+        if (!session.terminal && session.status.kind === "running") session.workload?.writeStdin(app.name, frame.bytes);
+      } else if (frame.kind === FrameKind.text) {
+        onControl(frame.text);
+      } else {
+        return finish();
+      }
+    }
+  });
+  socket.on("close", () => finish());
+  socket.on("error", () => finish());
+
+  const unsubscribe = session.onChange(pump);
+  send({ kind: FrameKind.text, text: JSON.stringify({ type: "seq", seq: lastSeq, app: app.name, io: app.io }) });
+  pump();
+}
+
+/** Number(), finite, floored, at least 1, clamped to 10,000; else undefined (frame ignored). */
+function terminalDimension(value: unknown): number | undefined {
+  const number = Number(value);
+  if (!Number.isFinite(number)) return undefined;
+  const floored = Math.floor(number);
+  return floored >= 1 ? Math.min(floored, MAX_TERMINAL_SIZE) : undefined;
+}

@@ -1,0 +1,138 @@
+/**
+ * Starts the runner's two processes as users do (separate Node processes, a Unix socket
+ * between them, the api on an ephemeral port) and tears them down after the test.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { RunnerClient } from "../../src/client/index.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (process.env.TEST_VERBOSE) process.stderr.write(chunk);
+  });
+  Object.defineProperty(child, "capturedStderr", { get: () => stderr });
+  return child;
+}
+
+export function capturedStderr(child: ChildProcess): string {
+  return (child as ChildProcess & { capturedStderr?: string }).capturedStderr ?? "";
+}
+
+function waitForLine(child: ChildProcess, line: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(line)) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`process exited (${code}) before '${line}': ${capturedStderr(child)}`)));
+  });
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill(signal);
+  });
+}
+
+export type RunnerUnderTest = {
+  baseUrl: string;
+  client: RunnerClient;
+  socketPath: string;
+  env: Record<string, string>;
+  startApi(): Promise<void>;
+  stopApi(signal?: NodeJS.Signals): Promise<void>;
+  startSupervisor(): Promise<void>;
+  stopSupervisor(signal?: NodeJS.Signals): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Both processes with the scripted backend (test/support/scripted-supervisor.ts). */
+export async function startRunner(options: { env?: Record<string, string>; clientOptions?: ConstructorParameters<typeof RunnerClient>[1] } = {}): Promise<RunnerUnderTest> {
+  const dir = await mkdtemp(join(tmpdir(), "k8s-runner-test-"));
+  const socketPath = join(dir, "supervisor.sock");
+  const port = await freePort();
+  const env = { RUNNER_INTERNAL_SOCKET: socketPath, PORT: String(port), ...options.env };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const client = new RunnerClient(baseUrl, options.clientOptions);
+  let api: ChildProcess | undefined;
+  let supervisor: ChildProcess | undefined;
+
+  const runner: RunnerUnderTest = {
+    baseUrl,
+    client,
+    socketPath,
+    env,
+    async startSupervisor() {
+      supervisor = spawnTs("test/support/scripted-supervisor.ts", env);
+      await waitForLine(supervisor, "supervisor ready");
+    },
+    stopSupervisor: (signal) => stopChild(supervisor, signal),
+    async startApi() {
+      api = spawnTs("src/api/main.ts", env);
+      const child = api;
+      await waitFor(async () => {
+        if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
+        return (await fetch(`${baseUrl}/v1/health`)).ok || undefined;
+      }, "the api process to answer /v1/health");
+    },
+    stopApi: (signal) => stopChild(api, signal),
+    async close() {
+      await Promise.all([stopChild(api, "SIGKILL"), stopChild(supervisor)]);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  await runner.startSupervisor();
+  await runner.startApi();
+  return runner;
+}
+
+/** A minimal valid create body; `script` drives the scripted backend. */
+export function sessionBody(overrides: Record<string, unknown> = {}, script: Record<string, unknown> = {}) {
+  return {
+    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
+    env: {},
+    config: { image: "telorun/node:test", pullPolicy: "missing", script },
+    ...overrides,
+  } as never;
+}
