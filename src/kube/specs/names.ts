@@ -42,6 +42,13 @@ export function watchPodSuffix(epochMs: number, counter: number): string {
   return `${epochMs.toString(36)}${counter.toString(36)}`;
 }
 
+/** Watch pods run one container per app under this prefix; its termination ends that app's run. */
+export const APP_CONTAINER_PREFIX = "app-";
+
+export function appContainerName(appName: string): string {
+  return `${APP_CONTAINER_PREFIX}${appName}`;
+}
+
 export function buildJobName(tag: string): string {
   return `telo-build-${tag}`;
 }

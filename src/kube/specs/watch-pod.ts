@@ -9,7 +9,7 @@
 import type { V1Container, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
 import type { SessionPodSettings } from "../../config/kube.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
-import { watchPodLabels, watchPodName } from "./names.ts";
+import { appContainerName, watchPodLabels, watchPodName } from "./names.ts";
 import {
   configuredImage,
   containerPorts,
@@ -71,10 +71,6 @@ const WORKSPACE_MOUNT: V1VolumeMount = { name: "workspace", mountPath: "/workspa
 // the loop lets the runner seed the workspace after Running without a failed first load.
 const APP_SCRIPT =
   'while [ ! -f "$TELO_ENTRY" ]; do sleep 0.2; done; exec telo run --watch --inspect "$TELO_INSPECT_ADDR" --no-open "$TELO_ENTRY"';
-
-export function appContainerName(appName: string): string {
-  return `app-${appName}`;
-}
 
 function appContainer(app: ResolvedApp, index: number, input: WatchPodInput): V1Container {
   const tty = app.io === "tty";

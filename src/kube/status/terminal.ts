@@ -1,0 +1,63 @@
+/**
+ * The terminal status of a finished session pod and the client-safe account of why a pod failed
+ * (kubernetes.md §2.8, §11.10–11).
+ */
+import type { V1ContainerState, V1Pod } from "@kubernetes/client-node";
+import type { RunStatus } from "../../contract/wire.ts";
+import { containerStatusesInOrder } from "./container-statuses.ts";
+
+export type TerminalStatus = Extract<RunStatus, { kind: "exited" | "failed" | "stopped" }>;
+
+const DETAIL_LIMIT = 500;
+
+/** Normal waits on the way to running, not causes of a failure. */
+const BENIGN_WAITS = new Set(["PodInitializing", "ContainerCreating"]);
+
+/** Trimmed; longer than 500 characters → the first 500 and `…`. */
+export function truncateDetail(detail: string): string {
+  const trimmed = detail.trim();
+  return trimmed.length > DETAIL_LIMIT ? `${trimmed.slice(0, DETAIL_LIMIT)}…` : trimmed;
+}
+
+function withDetail(text: string, detail: string | undefined): string {
+  const shown = detail === undefined ? "" : truncateDetail(detail);
+  return shown === "" ? text : `${text}: ${shown}`;
+}
+
+/** What one container state says about a failure, if anything. */
+function stateFailure(state: V1ContainerState | undefined): string | undefined {
+  const terminated = state?.terminated;
+  if (terminated && terminated.exitCode !== 0) {
+    const code = typeof terminated.exitCode === "number" ? String(terminated.exitCode) : "unknown";
+    const reason = terminated.reason ? `${terminated.reason} ` : "";
+    return withDetail(`failed: ${reason}(exit code ${code})`, terminated.message);
+  }
+  const waiting = state?.waiting;
+  if (waiting?.reason && !BENIGN_WAITS.has(waiting.reason)) {
+    return withDetail(`waiting: ${waiting.reason}`, waiting.message);
+  }
+  return undefined;
+}
+
+/**
+ * Why the pod failed: the first failing container (init containers first; current state, then
+ * the last one), else the pod's own message or reason, else `pod failed`.
+ */
+export function podFailureMessage(pod: V1Pod): string {
+  for (const { role, status } of containerStatusesInOrder(pod)) {
+    const failure = stateFailure(status.state) ?? stateFailure(status.lastState);
+    if (failure) return `${role} "${status.name}" ${failure}`;
+  }
+  const message = pod.status?.message ? truncateDetail(pod.status.message) : "";
+  return message || pod.status?.reason || "pod failed";
+}
+
+/** A user stop always reads as `stopped`, whatever the pod then reports. */
+export function terminalStatus(pod: V1Pod, userStopped: boolean): TerminalStatus {
+  if (userStopped) return { kind: "stopped" };
+  if (pod.status?.phase === "Succeeded") {
+    const exitCode = pod.status.containerStatuses?.[0]?.state?.terminated?.exitCode;
+    return { kind: "exited", code: typeof exitCode === "number" ? exitCode : 0 };
+  }
+  return { kind: "failed", message: podFailureMessage(pod) };
+}
