@@ -129,7 +129,21 @@ export function validateAgainstSchema(obj: { apiVersion?: string; kind?: string 
   }
 }
 
-function causesFromSchemaErrors(root: unknown, errors: SchemaError[]): SchemaCause[] {
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The apiserver decodes `format: byte` fields (Secret data, caBundles) with Go's base64 decoder,
+ * which skips \r and \n: line-wrapped base64, as kustomize and many tools emit it, is valid.
+ */
+function isWrappedBase64(value: unknown): boolean {
+  return typeof value === "string" && BASE64.test(value.replace(/[\r\n]/g, ""));
+}
+
+function causesFromSchemaErrors(root: unknown, allErrors: SchemaError[]): SchemaCause[] {
+  const errors = allErrors.filter(
+    (e) =>
+      !(e.keyword === "format" && e.params.format === "byte" && isWrappedBase64(valueAt(root, pointerSegments(e.instancePath)))),
+  );
   // A `oneOf`/`anyOf` failure (int-or-string, quantity) also reports each failed branch at the
   // same path; keep one cause for the whole alternative, built from its branches.
   const alternatives = new Map<string, SchemaError[]>();

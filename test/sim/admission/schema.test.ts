@@ -255,6 +255,24 @@ spec:
     ).toEqual([{ field: "spec.podSelector", reason: "FieldValueRequired", message: "Required value" }]);
   });
 
+  it("accepts line-wrapped base64 in Secret data, as the apiserver's decoder does, and refuses non-base64", () => {
+    const wrapped = manifest(`
+apiVersion: v1
+kind: Secret
+metadata: {name: apps}
+data:
+  RUNNER_APPS: |
+    ewogICJoZWxsbyI6IHsKICAgICJpbWFnZSI6ICJ0ZWxvcnVuL2hlbGxvOjEuMC4wIiwKIC
+    AgICJ0aXRsZSI6ICJIZWxsbyIsCiAgICAiZGVzY3JpcHRpb24iOiAiQSBtaW5pbWFsIFRl
+    bG8gYXBwbGljYXRpb24iLAogICAgInBvcnQiOiA4MDgwCiAgfQp9Cg==
+`);
+    expect(validateAgainstSchema(wrapped)).toEqual([]);
+    const broken = manifest(`{apiVersion: v1, kind: Secret, metadata: {name: s}, data: {token: "not base64!"}}`);
+    expect(validateAgainstSchema(broken)).toEqual([
+      { field: "data.token", reason: "FieldValueInvalid", message: 'Invalid value: "not base64!": must be a valid byte' },
+    ]);
+  });
+
   it("reports an unknown kind as one cause on kind", () => {
     const causes = validateAgainstSchema({ apiVersion: "example.com/v1", kind: "Widget" });
     expect(causes).toHaveLength(1);

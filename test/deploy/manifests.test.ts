@@ -1,0 +1,368 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadKubeConfig } from "../../src/config/kube.ts";
+import { runPod } from "../../src/kube/specs/run-pod.ts";
+import { cpuMillicores, quantityBytes } from "../../src/kube/specs/limits.ts";
+import { enforcedLevel, podSecurityViolations, type PodLike } from "../../src/sim/admission/pod-security.ts";
+import { validateAgainstSchema } from "../../src/sim/admission/schema.ts";
+import {
+  containerEnv,
+  envValue,
+  find,
+  one,
+  OVERLAYS,
+  REPO_ROOT,
+  render,
+  runnerDeployment,
+  TARGETS,
+  type K8sObject,
+} from "./render.ts";
+
+const RUNNER_NS = "telo-runner";
+const SESSION_NS = "telo-sessions";
+const BUILD_NS = "telo-builds";
+const NAME = "telo-k8s-runner";
+const STATIC_LABELS = {
+  "app.kubernetes.io/name": NAME,
+  "app.kubernetes.io/instance": NAME,
+  "app.kubernetes.io/managed-by": "kustomize",
+};
+const HARDENED_CONTAINER = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ["ALL"] },
+};
+
+type NetworkPolicyPeer = {
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  podSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: { cidr: string; except?: string[] };
+};
+type NetworkPolicy = K8sObject & {
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress?: Array<{ from?: NetworkPolicyPeer[]; ports?: Array<{ port: number; protocol: string }> }>;
+    egress?: Array<{ to?: NetworkPolicyPeer[]; ports?: Array<{ port: number; protocol: string }> }>;
+  };
+};
+
+/** The env the runner's processes see, as a plain record (what process.env would hold). */
+function runnerEnv(objects: K8sObject[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, variable] of containerEnv(objects, runnerDeployment(objects).spec.template.spec.containers[0]!)) {
+    if (variable.value !== undefined) env[name] = variable.value;
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (ref) {
+      const secret = one(objects, "Secret", ref.name) as K8sObject & { data: Record<string, string> };
+      env[name] = Buffer.from(secret.data[ref.key]!, "base64").toString("utf8");
+    }
+  }
+  return env;
+}
+
+function namespaceLevel(objects: K8sObject[], namespace: string) {
+  return enforcedLevel(one(objects, "Namespace", namespace).metadata.labels);
+}
+
+describe.each(TARGETS)("k8s/%s", (target) => {
+  const objects = render(target);
+
+  it("renders only objects that are valid against the official schemas", () => {
+    expect(objects.length).toBeGreaterThan(10);
+    for (const obj of objects) {
+      expect({ object: `${obj.kind}/${obj.metadata.name}`, causes: validateAgainstSchema(obj) }).toEqual({
+        object: `${obj.kind}/${obj.metadata.name}`,
+        causes: [],
+      });
+    }
+  });
+
+  it("labels every object with the static labels and keeps selectors to the name label", () => {
+    for (const obj of objects) expect(obj.metadata.labels).toMatchObject(STATIC_LABELS);
+    const deployment = runnerDeployment(objects);
+    expect(deployment.spec.selector.matchLabels).toEqual({ "app.kubernetes.io/name": NAME });
+    const service = one(objects, "Service", NAME) as K8sObject & { spec: { selector: Record<string, string> } };
+    expect(service.spec.selector).toEqual({ "app.kubernetes.io/name": NAME });
+  });
+
+  it("puts every namespaced object in a namespace it creates, with its Pod Security level", () => {
+    const namespaces = find(objects, "Namespace").map((n) => n.metadata.name);
+    const clusterScoped = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding"]);
+    for (const obj of objects) {
+      if (clusterScoped.has(obj.kind)) expect(obj.metadata.namespace).toBeUndefined();
+      else expect(namespaces).toContain(obj.metadata.namespace);
+    }
+    for (const ns of find(objects, "Namespace")) {
+      const expected = ns.metadata.name === BUILD_NS ? "baseline" : "restricted";
+      expect(ns.metadata.labels).toMatchObject({
+        "pod-security.kubernetes.io/enforce": expected,
+        "pod-security.kubernetes.io/warn": expected,
+      });
+    }
+  });
+
+  it("runs the runner pod within its namespace's Pod Security level", () => {
+    const deployment = runnerDeployment(objects);
+    const level = namespaceLevel(objects, deployment.metadata.namespace!);
+    expect(level).toBe("restricted");
+    expect(podSecurityViolations(level, deployment.spec.template as PodLike)).toEqual([]);
+  });
+});
+
+describe.each(OVERLAYS)("overlay %s", (overlay) => {
+  const objects = render(`overlays/${overlay}`);
+  const deployment = runnerDeployment(objects);
+  const pod = deployment.spec.template.spec;
+  const env = runnerEnv(objects);
+  const config = loadKubeConfig(env);
+
+  it("runs one replica with the Recreate strategy", () => {
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
+  });
+
+  it("runs the api and the supervisor as two hardened containers of one image, same uid", () => {
+    expect(pod.serviceAccountName).toBe(NAME);
+    expect(pod.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(pod.initContainers).toBeUndefined();
+    const [api, supervisor] = pod.containers;
+    expect(pod.containers.map((c) => c.name)).toEqual(["api", "supervisor"]);
+    expect(api!.command).toEqual(["node", "dist/src/api/main.js"]);
+    expect(supervisor!.command).toEqual(["node", "dist/src/supervisor/main.js"]);
+    const version = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
+    for (const c of pod.containers) {
+      expect(c.image).toBe(`telorun/k8s-runner:${version}`);
+      expect(c.securityContext).toEqual(HARDENED_CONTAINER);
+      expect(c.resources?.requests).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
+      expect(c.resources?.limits).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
+      // the same uid for both: nothing overrides the pod-level user or group
+      expect(c.securityContext).not.toHaveProperty("runAsUser");
+      expect(c.securityContext).not.toHaveProperty("runAsGroup");
+      // a writable /tmp under the read-only root filesystem
+      const tmp = c.volumeMounts?.find((m) => m.mountPath === "/tmp");
+      expect(pod.volumes?.find((v) => v.name === tmp?.name)?.emptyDir).toBeDefined();
+    }
+  });
+
+  it("shares the internal socket through an in-memory emptyDir mounted in both containers", () => {
+    const socket = env.RUNNER_INTERNAL_SOCKET!;
+    expect(socket).toMatch(/^\/.+\.sock$/);
+    const dir = socket.slice(0, socket.lastIndexOf("/"));
+    const mounts = pod.containers.map((c) => c.volumeMounts?.find((m) => m.mountPath === dir));
+    expect(mounts.every((m) => m !== undefined && m.name === mounts[0]!.name && !m.readOnly)).toBe(true);
+    const volume = pod.volumes?.find((v) => v.name === mounts[0]!.name);
+    expect(volume?.emptyDir?.medium).toBe("Memory");
+    // both containers read the same configuration
+    const [apiEnv, supervisorEnv] = pod.containers.map((c) => containerEnv(objects, c));
+    expect([...apiEnv!.keys()].sort()).toEqual([...supervisorEnv!.keys()].sort());
+  });
+
+  it("probes the api on /v1/health and the supervisor on its bundle listener's /healthz", () => {
+    const [api, supervisor] = pod.containers;
+    const portOf = (c: (typeof pod.containers)[number], name: string | number) =>
+      typeof name === "number" ? name : c.ports?.find((p) => p.name === name)?.containerPort;
+    for (const probe of [api!.readinessProbe, api!.livenessProbe]) {
+      expect(probe?.httpGet?.path).toBe("/v1/health");
+      expect(portOf(api!, probe!.httpGet!.port)).toBe(Number(env.PORT));
+    }
+    for (const probe of [supervisor!.readinessProbe, supervisor!.livenessProbe]) {
+      expect(probe?.httpGet?.path).toBe("/healthz");
+      expect(portOf(supervisor!, probe!.httpGet!.port)).toBe(Number(env.RUNNER_BUNDLE_PORT));
+    }
+  });
+
+  it("points RUNNER_SELF_URL at the bundle-fetch listener through the Service", () => {
+    const service = one(objects, "Service", NAME) as K8sObject & {
+      spec: { type: string; ports: Array<{ name: string; port: number; targetPort: string | number }> };
+    };
+    expect(service.spec.type).toBe("ClusterIP");
+    const byName = Object.fromEntries(service.spec.ports.map((p) => [p.name, p]));
+    expect(Object.keys(byName).sort()).toEqual(["bundles", "http"]);
+    const [api, supervisor] = pod.containers;
+    expect(api!.ports).toEqual([{ name: "http", containerPort: Number(env.PORT), protocol: "TCP" }]);
+    expect(supervisor!.ports).toEqual([{ name: "bundles", containerPort: Number(env.RUNNER_BUNDLE_PORT), protocol: "TCP" }]);
+    expect(byName.http).toMatchObject({ port: Number(env.PORT), targetPort: "http" });
+    expect(byName.bundles).toMatchObject({ port: Number(env.RUNNER_BUNDLE_PORT), targetPort: "bundles" });
+    expect(config.RUNNER_SELF_URL).toBe(
+      `http://${service.metadata.name}.${service.metadata.namespace}.svc:${byName.bundles!.port}`,
+    );
+    expect(config.RUNNER_SESSION_NAMESPACE).toBe(SESSION_NS);
+  });
+
+  it("sets no variable to an empty string and no legacy variable", () => {
+    for (const [name, value] of Object.entries(env)) expect({ name, value: value.trim() }).not.toEqual({ name, value: "" });
+    for (const legacy of ["SESSION_INGRESS_BASE_DOMAIN", "RUNNER_INGRESS_BASE_DOMAIN", "RUNNER_INGRESS_CLASS"]) {
+      expect(env).not.toHaveProperty(legacy);
+    }
+  });
+
+  it("isolates session pods: namespace peers only, the runner reachable only on the bundle port", () => {
+    const policy = one(objects, "NetworkPolicy", "telo-k8s-runner-sessions") as NetworkPolicy;
+    expect(policy.metadata.namespace).toBe(SESSION_NS);
+    expect(policy.spec.podSelector.matchLabels).toEqual({ "app.kubernetes.io/managed-by": config.RUNNER_MANAGED_BY });
+    expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+    // ingress: from namespaces only, never from (other session) pods
+    const ingressPeers = (policy.spec.ingress ?? []).flatMap((rule) => rule.from ?? []);
+    for (const peer of ingressPeers) {
+      expect(peer.podSelector).toBeUndefined();
+      expect(peer.namespaceSelector?.matchLabels).toHaveProperty(["kubernetes.io/metadata.name"]);
+    }
+    const fromNamespaces = ingressPeers.map((p) => p.namespaceSelector!.matchLabels!["kubernetes.io/metadata.name"]);
+    expect(fromNamespaces).toContain(RUNNER_NS);
+    // a base domain without a data-plane peer programs routes nobody can reach
+    if (config.routing.baseDomain) expect(fromNamespaces.filter((ns) => ns !== RUNNER_NS)).toHaveLength(1);
+
+    // egress into the runner namespace: the runner pods, bundle port only (not the /v1 API)
+    const runnerRules = (policy.spec.egress ?? []).filter((rule) =>
+      (rule.to ?? []).some((peer) => peer.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === RUNNER_NS),
+    );
+    expect(runnerRules).toHaveLength(1);
+    expect(runnerRules[0]!.to).toEqual([
+      {
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": RUNNER_NS } },
+        podSelector: { matchLabels: deployment.spec.selector.matchLabels },
+      },
+    ]);
+    expect(runnerRules[0]!.ports).toEqual([{ protocol: "TCP", port: Number(env.RUNNER_BUNDLE_PORT) }]);
+    expect(Number(env.RUNNER_BUNDLE_PORT)).not.toBe(Number(env.PORT));
+
+    // DNS only to the DNS namespace; the internet minus metadata and private ranges
+    const dnsRules = (policy.spec.egress ?? []).filter((rule) => (rule.ports ?? []).some((p) => p.port === 53));
+    expect(dnsRules).toHaveLength(1);
+    const open = (policy.spec.egress ?? []).flatMap((rule) => rule.to ?? []).filter((p) => p.ipBlock?.cidr === "0.0.0.0/0");
+    expect(open).toHaveLength(1);
+    expect(open[0]!.ipBlock!.except).toEqual(
+      expect.arrayContaining(["169.254.169.254/32", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]),
+    );
+  });
+
+  it("sizes the session quota so RUNNER_MAX_SESSIONS run pods at the ceilings fit", () => {
+    const quota = one(objects, "ResourceQuota", "telo-k8s-runner-sessions") as K8sObject & {
+      spec: { hard: Record<string, string> };
+    };
+    expect(quota.metadata.namespace).toBe(SESSION_NS);
+    const maxSessions = Number(env.RUNNER_MAX_SESSIONS);
+    expect(Number(quota.spec.hard.pods)).toBe(maxSessions);
+
+    // A run pod as the runner builds it with these ceilings: every container, the init
+    // container included, carries cpu and memory requests and limits (a cpu/memory quota
+    // refuses a container without them).
+    const runPodSpec = runPod({
+      session: {
+        sessionId: "k7m3qx4r2abc",
+        mode: "run",
+        createdAt: "2026-11-29T16:30:00.000Z",
+        apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [], io: "tty" }],
+        inspect: false,
+        selfContained: false,
+        config: {},
+      },
+      env: {},
+      settings: config.sessionPods,
+      limits: config.runCeilings,
+      defaultImage: config.RUNNER_IMAGE,
+      bundleUrl: `${config.RUNNER_SELF_URL}/internal/bundles/k7m3qx4r2abc?token=${"ab".repeat(24)}`,
+    }).spec!;
+    const containers = [...(runPodSpec.initContainers ?? []), ...runPodSpec.containers];
+    for (const c of containers) {
+      for (const side of ["requests", "limits"] as const) {
+        expect(Object.keys(c.resources?.[side] ?? {})).toEqual(expect.arrayContaining(["cpu", "memory"]));
+      }
+    }
+    // Quota charge of a pod: max(sum over containers, largest init container), per resource.
+    const charge = (side: "requests" | "limits", resource: "cpu" | "memory") => {
+      const measure = (q: string | undefined) => (resource === "cpu" ? cpuMillicores(q!) : quantityBytes(q!))!;
+      const sum = runPodSpec.containers.reduce((total, c) => total + measure(c.resources?.[side]?.[resource]), 0);
+      const init = Math.max(0, ...(runPodSpec.initContainers ?? []).map((c) => measure(c.resources?.[side]?.[resource])));
+      return Math.max(sum, init);
+    };
+    expect(charge("requests", "cpu")).toBe(cpuMillicores(env.RUNNER_MAX_CPU!));
+    expect(charge("requests", "memory")).toBe(quantityBytes(env.RUNNER_MAX_MEMORY!));
+    expect(cpuMillicores(quota.spec.hard["requests.cpu"]!)).toBeGreaterThanOrEqual(maxSessions * charge("requests", "cpu"));
+    expect(cpuMillicores(quota.spec.hard["limits.cpu"]!)).toBeGreaterThanOrEqual(maxSessions * charge("limits", "cpu"));
+    expect(quantityBytes(quota.spec.hard["requests.memory"]!)).toBeGreaterThanOrEqual(maxSessions * charge("requests", "memory"));
+    expect(quantityBytes(quota.spec.hard["limits.memory"]!)).toBeGreaterThanOrEqual(maxSessions * charge("limits", "memory"));
+
+    // The LimitRange backstop gives a container that sets nothing both requests and limits.
+    const limitRange = one(objects, "LimitRange", "telo-k8s-runner-sessions") as K8sObject & {
+      spec: { limits: Array<{ type: string; default: Record<string, string>; defaultRequest: Record<string, string> }> };
+    };
+    expect(limitRange.metadata.namespace).toBe(SESSION_NS);
+    expect(limitRange.spec.limits[0]).toMatchObject({ type: "Container" });
+    expect(Object.keys(limitRange.spec.limits[0]!.default).sort()).toEqual(["cpu", "memory"]);
+    expect(Object.keys(limitRange.spec.limits[0]!.defaultRequest).sort()).toEqual(["cpu", "memory"]);
+  });
+
+  it("enables the build path exactly when the build component is in, with its namespace and policy", () => {
+    const hasBuild = overlay === "build";
+    expect(config.build !== undefined).toBe(hasBuild);
+    expect(find(objects, "Namespace", BUILD_NS)).toHaveLength(hasBuild ? 1 : 0);
+    expect(find(objects, "Role", "telo-k8s-runner-build")).toHaveLength(hasBuild ? 1 : 0);
+    if (!hasBuild) return;
+    expect(config.build!.namespace).toBe(BUILD_NS);
+    expect(namespaceLevel(objects, BUILD_NS)).toBe("baseline");
+    const policy = one(objects, "NetworkPolicy", "telo-k8s-runner-build-egress") as NetworkPolicy;
+    expect(policy.metadata.namespace).toBe(BUILD_NS);
+    expect(policy.spec.podSelector.matchLabels).toEqual({ "app.kubernetes.io/managed-by": config.RUNNER_MANAGED_BY });
+    expect(policy.spec.policyTypes).toEqual(["Egress"]);
+    const open = (policy.spec.egress ?? []).flatMap((rule) => rule.to ?? []).filter((p) => p.ipBlock?.cidr === "0.0.0.0/0");
+    expect(open.map((p) => p.ipBlock!.except)).toEqual([["169.254.169.254/32"]]);
+  });
+
+  it("resolves routing the way the overlay says, with no TLS secret under a Gateway", () => {
+    const expected = { plain: "ingress", build: "ingress", gateway: "gateway", example: "ingress" }[overlay];
+    expect(config.routing.mode).toBe(expected);
+    expect(config.routing.baseDomain).toBeTruthy();
+    if (expected === "gateway") {
+      expect(env).not.toHaveProperty("SESSION_INGRESS_TLS_SECRET");
+      const gateway = one(objects, "Gateway", config.routing.gatewayName) as K8sObject & {
+        spec: { listeners: Array<{ name: string; hostname?: string }> };
+      };
+      expect(gateway.metadata.namespace).toBe(config.routing.gatewayNamespace);
+      const listener = gateway.spec.listeners.find((l) => l.name === config.routing.gatewaySectionName);
+      expect(listener?.hostname).toBe(`*.${config.routing.baseDomain}`);
+    } else {
+      expect(config.routing.ingressClass).toBeTruthy();
+    }
+  });
+});
+
+describe("overlay example", () => {
+  const objects = render("overlays/example");
+  const deployment = runnerDeployment(objects);
+
+  it("mounts the terms ConfigMap read-only where RUNNER_TERMS_FILE points, in both containers", () => {
+    const file = envValue(objects, "RUNNER_TERMS_FILE")!;
+    const dir = file.slice(0, file.lastIndexOf("/"));
+    const volume = deployment.spec.template.spec.volumes?.find((v) => v.configMap);
+    const terms = one(objects, "ConfigMap", volume!.configMap!.name) as K8sObject & { data: Record<string, string> };
+    expect(Object.keys(terms.data)).toEqual([file.slice(dir.length + 1)]);
+    expect(terms.data["terms.md"]).toMatch(/\S/);
+    for (const c of deployment.spec.template.spec.containers) {
+      expect(c.volumeMounts).toContainEqual({ name: volume!.name, mountPath: dir, readOnly: true });
+    }
+  });
+
+  it("passes the apps catalog from a Secret to both processes, never inline", () => {
+    for (const c of deployment.spec.template.spec.containers) {
+      const apps = containerEnv(objects, c).get("RUNNER_APPS");
+      expect(apps?.value).toBeUndefined();
+      const ref = apps?.valueFrom?.secretKeyRef;
+      expect(ref?.key).toBe("RUNNER_APPS");
+      const secret = one(objects, "Secret", ref!.name) as K8sObject & { data: Record<string, string> };
+      expect(secret.metadata.namespace).toBe(RUNNER_NS);
+      const catalog = JSON.parse(Buffer.from(secret.data.RUNNER_APPS!, "base64").toString("utf8")) as Record<string, unknown>;
+      expect(Object.keys(catalog).length).toBeGreaterThan(0);
+    }
+    expect(envValue(objects, "RUNNER_WATCH_SESSIONS")).toBe("true");
+  });
+});
