@@ -2,7 +2,7 @@
  * Composition of the `/v1` routes. `createRunnerRoutes` returns a Hono app that another Hono
  * server can mount under any prefix; `src/api/server.ts` serves it on its own.
  */
-import { Hono } from "hono";
+import { Hono, type NotFoundHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { BODY_LIMIT_BYTES, bodyTooLarge, internalError, routeNotFound } from "../src/contract/validation.ts";
@@ -26,6 +26,9 @@ import { workspaceTree } from "./workspace-tree.ts";
 
 export type { HandlerDeps } from "./support.ts";
 
+/** The framework-shaped JSON 404; a host app mounting the routes may use it as its own. */
+export const notFound: NotFoundHandler = (c) => c.json(routeNotFound(c.req.method, new URL(c.req.url).pathname), 404);
+
 export function createRunnerRoutes(deps: HandlerDeps): Hono {
   const app = new Hono();
   const allowed = deps.corsOrigins;
@@ -36,7 +39,8 @@ export function createRunnerRoutes(deps: HandlerDeps): Hono {
       allowMethods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
     }),
   );
-  app.use("*", bodyLimit({ maxSize: BODY_LIMIT_BYTES, onError: (c) => c.json(bodyTooLarge, 413) }));
+  // The rest of an oversized body is never read, so the connection cannot be reused.
+  app.use("*", bodyLimit({ maxSize: BODY_LIMIT_BYTES, onError: (c) => c.json(bodyTooLarge, 413, { connection: "close" }) }));
 
   app.get("/v1/health", health(deps));
   app.get("/v1/capabilities", capabilities(deps));
@@ -54,7 +58,7 @@ export function createRunnerRoutes(deps: HandlerDeps): Hono {
   app.put("/v1/sessions/:id/apps", setApps(deps));
   app.post("/v1/sessions/:id/resume", resume(deps));
 
-  app.notFound((c) => c.json(routeNotFound(c.req.method, new URL(c.req.url).pathname), 404));
+  app.notFound(notFound);
   app.onError((error, c) => {
     if (error instanceof SupervisorUnavailableError) {
       return c.json({ error: "supervisor_unavailable", message: `${error.message}; retry shortly` }, 503);

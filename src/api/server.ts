@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
-import { createRunnerRoutes } from "../../handlers/index.ts";
+import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { SupervisorClient } from "../internal/client.ts";
 import { RUNNER_VERSION } from "../version.ts";
 
@@ -22,6 +22,7 @@ export async function startApiServer(options: {
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
   app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket }));
+  app.notFound(notFound);
 
   const server = await new Promise<ServerType>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host ?? "0.0.0.0" }, () => resolve(started));

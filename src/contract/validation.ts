@@ -14,7 +14,11 @@ export type FrameworkErrorBody = {
 
 export type BodyParse<T> = { ok: true; value: T } | { ok: false; body: FrameworkErrorBody };
 
+/** Every `/v1` body is a JSON object; valibot would let an array through to its key checks. */
 export function parseBody<S extends v.GenericSchema>(schema: S, input: unknown): BodyParse<v.InferOutput<S>> {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return { ok: false, body: validationFailure("body must be object") };
+  }
   const result = v.safeParse(schema, input, { abortEarly: true });
   if (result.success) return { ok: true, value: result.output };
   return { ok: false, body: validationFailure(describeIssue(result.issues[0])) };

@@ -4,7 +4,8 @@
  * - `config.script` (extra config keys reach the backend unchanged) sets up the start:
  *   delays, start failures, progress, endpoints, an initial output, a timed exit;
  * - stdin lines starting with `!` are commands (`!exit 3`, `!fail msg`, `!debug {json}`,
- *   `!output <n>`, `!endpoints {json}`, `!reach <port> <state>`); everything else is echoed,
+ *   `!output <n>`, `!endpoints {json}`, `!reach <port> <state>`, `!env NAME`, `!ended {json}`);
+ *   everything else is echoed,
  *   like a terminal would, so tests type and read the echo.
  * Watch sessions get an in-memory workspace.
  */
@@ -89,6 +90,8 @@ async function startWorkload(spec: StartSpec, script: Script, callbacks: Backend
         const [port, state] = rest;
         return callbacks.onReachability(app, Number(port), state as "reachable");
       }
+      case "env":
+        return say(app, `${argument}=${spec.env[argument] ?? "<unset>"}\r\n`);
       case "ended":
         return callbacks.onRunEnded(app, JSON.parse(argument || "{}"));
       default:
