@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT, render, runnerDeployment } from "./render.ts";
+
+type Instruction = { keyword: string; args: string };
+type Stage = { from: string; name?: string; instructions: Instruction[] };
+
+/** Dockerfile → stages of instructions (continuation lines joined, comments dropped). */
+function parseDockerfile(text: string): { args: Map<string, string>; stages: Stage[] } {
+  const lines = text.replace(/\\\r?\n/g, " ").split(/\r?\n/);
+  const args = new Map<string, string>();
+  const stages: Stage[] = [];
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const [, keyword = "", rest = ""] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const instruction = { keyword: keyword.toUpperCase(), args: rest.replace(/\s+/g, " ") };
+    if (instruction.keyword === "FROM") {
+      const [image = "", , name] = instruction.args.split(" ");
+      stages.push({ from: image, ...(name !== undefined && { name }), instructions: [] });
+    } else if (stages.length === 0 && instruction.keyword === "ARG") {
+      const [name = "", value = ""] = instruction.args.split("=");
+      args.set(name, value);
+    } else {
+      stages.at(-1)?.instructions.push(instruction);
+    }
+  }
+  return { args, stages };
+}
+
+const dockerfile = parseDockerfile(readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8"));
+const final = dockerfile.stages.at(-1)!;
+const resolve = (image: string) => image.replace(/^\$\{(\w+)\}$/, (_, name: string) => dockerfile.args.get(name) ?? "");
+const of = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+
+describe("Dockerfile", () => {
+  it("builds in separate stages on Node 20 and ships only the runtime stage", () => {
+    expect(dockerfile.stages.length).toBeGreaterThanOrEqual(3);
+    for (const stage of dockerfile.stages) expect(resolve(stage.from)).toMatch(/^node:20[.-]/);
+    const buildStage = dockerfile.stages.find((s) => of(s, "RUN").some((r) => r.includes("npm run build")));
+    expect(buildStage?.name).toBeDefined();
+    expect(buildStage).not.toBe(final);
+  });
+
+  it("runs the compiled JavaScript with production dependencies only, and no package manager", () => {
+    const copies = of(final, "COPY");
+    const depsStage = dockerfile.stages.find((s) => of(s, "RUN").some((r) => /npm ci .*--omit=dev/.test(r)));
+    expect(depsStage?.name).toBeDefined();
+    expect(copies).toContain(`--from=${depsStage!.name} /app/node_modules ./node_modules`);
+    const buildStage = dockerfile.stages.find((s) => of(s, "RUN").some((r) => r.includes("npm run build")));
+    expect(copies).toContain(`--from=${buildStage!.name} /app/dist ./dist`);
+    // package.json carries "type": "module", which Node needs to load dist/ as ESM
+    expect(copies).toContain("package.json ./");
+    expect(copies.some((c) => /\b(src|test|handlers|tsconfig)\b/.test(c))).toBe(false);
+    expect(of(final, "RUN").join(" ")).not.toMatch(/npm (ci|install|i)\b/);
+    expect(of(final, "RUN").join(" ")).toMatch(/rm -rf .*\/usr\/local\/lib\/node_modules\/npm/);
+  });
+
+  it("runs as the numeric non-root user the Deployment enforces, with the api as the default command", () => {
+    const deployment = runnerDeployment(render("overlays/plain"));
+    const security = deployment.spec.template.spec.securityContext as { runAsUser: number; runAsGroup: number };
+    expect(of(final, "USER")).toEqual([`${security.runAsUser}:${security.runAsGroup}`]);
+    expect(security.runAsUser).toBeGreaterThan(0);
+    const api = deployment.spec.template.spec.containers.find((c) => c.name === "api")!;
+    expect(of(final, "CMD")).toEqual([JSON.stringify(api.command).replace(/,/g, ", ")]);
+    expect(of(final, "ENV").join(" ")).not.toContain("RUNNER_SELF_URL");
+  });
+
+  it("copies into the build stage everything tsconfig.build.json compiles, and the context allows it", () => {
+    const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] };
+    const buildStage = dockerfile.stages.find((s) => of(s, "RUN").some((r) => r.includes("npm run build")))!;
+    const ignore = readFileSync(join(REPO_ROOT, ".dockerignore"), "utf8").split(/\r?\n/).map((l) => l.trim());
+    expect(ignore).toContain("*");
+    for (const dir of tsconfig.include) {
+      expect(of(buildStage, "COPY")).toContain(`${dir} ./${dir}`);
+      expect(ignore).toContain(`!${dir}/`);
+    }
+    for (const file of ["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"]) {
+      expect(ignore).toContain(`!${file}`);
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { coreEnvSchema, loadCoreConfig } from "../../src/config/core.ts";
+import { kubeEnvSchema, loadKubeConfig } from "../../src/config/kube.ts";
+import { containerEnv, OVERLAYS, REPO_ROOT, render, runnerDeployment, type K8sObject } from "./render.ts";
+
+/** Every variable a runner process reads (the config modules' schemas are keyed by name). */
+const READ = new Set([...Object.keys(coreEnvSchema.entries), ...Object.keys(kubeEnvSchema.entries)]);
+
+/**
+ * Variables the code reads that no overlay sets, on purpose: their defaults are right for an
+ * install, or they are per-install choices documented in the README's knobs.
+ */
+const LEFT_TO_DEFAULTS: Record<string, string> = {
+  RUNNER_MANAGED_BY: "must stay telo-k8s-runner: the session NetworkPolicy selects on it",
+  RUNNER_EXIT_TTL_MS: "default 4 h",
+  RUNNER_REPLAY_BUFFER_BYTES: "default 5 MB",
+  RUNNER_CORS_ORIGINS: "default *; the runner sits behind the control plane",
+  RUNNER_TERMS_BODY: "the manifests use RUNNER_TERMS_FILE (the terms ConfigMap)",
+  RUNNER_TERMS_VERSION: "default: a hash of the terms text",
+  RUNNER_DESCRIPTION: "optional; omitted rather than empty",
+  RUNNER_IMAGE: "baked into the image at build time (Dockerfile TELO_SESSION_IMAGE)",
+  RUNNER_IMAGE_PULL_SECRET: "optional; names an operator-managed Secret",
+  RUNNER_RUNTIME_CLASS: "optional; a sandbox RuntimeClass the cluster must provide",
+  RUNNER_APP_MAX_CPU: "default 500m",
+  RUNNER_APP_MAX_MEMORY: "default 512Mi",
+  RUNNER_APP_MAX_TTL_SECONDS: "default 21600",
+  RUNNER_APP_MAX_EPHEMERAL_STORAGE: "default 1Gi",
+  SESSION_INGRESS_TLS_SECRET: "optional; an operator-managed TLS Secret (never under a Gateway)",
+  RUNNER_BASE_IMAGE_INCLUDE: "optional regex",
+  RUNNER_BASE_IMAGE_EXCLUDE: "optional regex",
+  RUNNER_REGISTRY_PUSH_SECRET: "optional; an operator-managed dockerconfigjson Secret",
+};
+
+function wiredNames(objects: K8sObject[]): Set<string> {
+  const names = new Set<string>();
+  for (const container of runnerDeployment(objects).spec.template.spec.containers) {
+    for (const name of containerEnv(objects, container).keys()) names.add(name);
+  }
+  return names;
+}
+
+/** The env a process sees; the terms file is read from the component's source instead of the mount. */
+function processEnv(objects: K8sObject[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  const container = runnerDeployment(objects).spec.template.spec.containers[0]!;
+  for (const [name, variable] of containerEnv(objects, container)) {
+    if (variable.value !== undefined) env[name] = variable.value;
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (ref) {
+      const secret = objects.find((o) => o.kind === "Secret" && o.metadata.name === ref.name) as
+        | (K8sObject & { data: Record<string, string> })
+        | undefined;
+      env[name] = Buffer.from(secret!.data[ref.key]!, "base64").toString("utf8");
+    }
+  }
+  if (env.RUNNER_TERMS_FILE) env.RUNNER_TERMS_FILE = join(REPO_ROOT, "k8s/components/terms/terms.md");
+  return env;
+}
+
+describe("the Deployment's env and the variables the runner reads", () => {
+  it.each(OVERLAYS)("%s wires only variables the runner reads", (overlay) => {
+    const unread = [...wiredNames(render(`overlays/${overlay}`))].filter((name) => !READ.has(name));
+    expect(unread).toEqual([]);
+  });
+
+  it("leaves exactly the documented variables to their defaults", () => {
+    const wired = new Set(OVERLAYS.flatMap((overlay) => [...wiredNames(render(`overlays/${overlay}`))]));
+    const notWired = [...READ].filter((name) => !wired.has(name)).sort();
+    expect(notWired).toEqual(Object.keys(LEFT_TO_DEFAULTS).sort());
+  });
+
+  it.each(OVERLAYS)("%s starts: both config loaders accept its env", (overlay) => {
+    const env = processEnv(render(`overlays/${overlay}`));
+    const core = loadCoreConfig(env);
+    const kube = loadKubeConfig(env);
+    expect(core.port).toBe(8062);
+    expect(core.internalSocketPath).toBe("/run/k8s-runner/supervisor.sock");
+    expect(kube.RUNNER_BUNDLE_PORT).toBe(8063);
+    if (overlay === "example") {
+      expect(core.terms).toBeDefined();
+      expect([...core.apps.keys()]).toEqual(["hello"]);
+      expect(core.watch.enabled).toBe(true);
+    }
+  });
+});
