@@ -31,11 +31,19 @@ const cache = new Map<string, K8sObject[]>();
 export function render(target: string): K8sObject[] {
   const cached = cache.get(target);
   if (cached) return cached;
-  const out = execFileSync("kubectl", ["kustomize", `k8s/${target}`], {
-    cwd: REPO_ROOT,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  let out: string;
+  try {
+    out = execFileSync("kubectl", ["kustomize", `k8s/${target}`], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new Error("kubectl is not on PATH: the deployment tests need kubectl >= 1.27 (kustomize v5) to render k8s/");
+    }
+    throw new Error(`kubectl kustomize k8s/${target} failed: ${String((error as { stderr?: string }).stderr ?? error)}`);
+  }
   const objects = parseAllDocuments(out)
     .map((doc) => {
       if (doc.errors.length > 0) throw doc.errors[0];
