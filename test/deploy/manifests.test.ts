@@ -2,7 +2,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadKubeConfig } from "../../src/config/kube.ts";
+import { appPod } from "../../src/kube/specs/app-pod.ts";
+import { buildJob } from "../../src/kube/specs/build-job.ts";
+import type { SessionFacts } from "../../src/kube/specs/pod-common.ts";
 import { runPod } from "../../src/kube/specs/run-pod.ts";
+import { watchPod } from "../../src/kube/specs/watch-pod.ts";
 import { cpuMillicores, quantityBytes } from "../../src/kube/specs/limits.ts";
 import { enforcedLevel, podSecurityViolations, type PodLike } from "../../src/sim/admission/pod-security.ts";
 import { validateAgainstSchema } from "../../src/sim/admission/schema.ts";
@@ -364,5 +368,86 @@ describe("overlay example", () => {
       expect(Object.keys(catalog).length).toBeGreaterThan(0);
     }
     expect(envValue(objects, "RUNNER_WATCH_SESSIONS")).toBe("true");
+  });
+});
+
+describe("containers the runner creates under the installed configuration", () => {
+  // The build overlay's configuration: every pod kind the runner can create exists there.
+  const objects = render("overlays/build");
+  const config = loadKubeConfig(runnerEnv(objects));
+  const session = (overrides: Partial<SessionFacts>): SessionFacts => ({
+    sessionId: "k7m3qx4r2abc",
+    mode: "run",
+    createdAt: "2026-11-29T16:30:00.000Z",
+    apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [{ port: 8080, protocol: "tcp" }], io: "tty" }],
+    inspect: false,
+    selfContained: false,
+    config: {},
+    ...overrides,
+  });
+  const bundleUrl = `${config.RUNNER_SELF_URL}/internal/bundles/k7m3qx4r2abc?token=${"ab".repeat(24)}`;
+  const common = { env: {}, settings: config.sessionPods, defaultImage: config.RUNNER_IMAGE };
+  const pods = {
+    "run pod": runPod({ ...common, session: session({}), limits: config.runCeilings, bundleUrl }),
+    "run pod (built image)": runPod({
+      ...common,
+      session: session({}),
+      limits: config.runCeilings,
+      bundleUrl,
+      builtImage: `${config.build!.repository}:${"0".repeat(32)}`,
+    }),
+    "app pod": appPod({ ...common, session: session({ selfContained: true }), limits: config.appCeilings }),
+    "watch pod with agent": watchPod({
+      ...common,
+      session: session({
+        mode: "watch",
+        apps: [
+          { name: "api", entryRelativePath: "api/telo.yaml", ports: [{ port: 8080, protocol: "tcp" }], io: "tty" },
+          { name: "worker", entryRelativePath: "worker/telo.yaml", ports: [], io: "streams" },
+        ],
+      }),
+      limits: config.appCeilings,
+      ttlSeconds: 21600,
+      nameSuffix: "mihq0x2o1",
+      workspaceConfigMap: "telo-workspace-app-0123456789ab",
+      agent: { name: "agent", image: "ghcr.io/acme/agent:2.0.0", env: {}, port: 7681 },
+    }),
+    "build job pod": buildJob({
+      build: config.build!,
+      managedBy: config.RUNNER_MANAGED_BY,
+      initImage: config.RUNNER_INIT_IMAGE,
+      tag: "0".repeat(32),
+      contextUrl: bundleUrl,
+    }).spec!.template,
+  };
+
+  it.each(Object.entries(pods))("%s: requests and limits on every container, init containers included", (_, pod) => {
+    const containers = [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers];
+    expect(containers.length).toBeGreaterThan(0);
+    for (const c of containers) {
+      expect({ container: c.name, requests: Object.keys(c.resources?.requests ?? {}).sort() }).toEqual({
+        container: c.name,
+        requests: expect.arrayContaining(["cpu", "memory"]),
+      });
+      expect({ container: c.name, limits: Object.keys(c.resources?.limits ?? {}).sort() }).toEqual({
+        container: c.name,
+        limits: expect.arrayContaining(["cpu", "memory"]),
+      });
+    }
+  });
+
+  it.each(Object.entries(pods))("%s: admitted by the Pod Security level of the namespace it goes to", (_, pod) => {
+    const namespace = pod.metadata?.namespace ?? (pod === pods["build job pod"] ? config.build!.namespace : undefined);
+    expect(namespace).toBeDefined();
+    expect(podSecurityViolations(namespaceLevel(objects, namespace!), pod as PodLike)).toEqual([]);
+  });
+
+  it("the session NetworkPolicy and the build policy select what the runner creates", () => {
+    const sessionPolicy = one(objects, "NetworkPolicy", "telo-k8s-runner-sessions") as NetworkPolicy;
+    const buildPolicy = one(objects, "NetworkPolicy", "telo-k8s-runner-build-egress") as NetworkPolicy;
+    for (const [name, pod] of Object.entries(pods)) {
+      const policy = name === "build job pod" ? buildPolicy : sessionPolicy;
+      expect(pod.metadata?.labels).toMatchObject(policy.spec.podSelector.matchLabels);
+    }
   });
 });
