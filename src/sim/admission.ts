@@ -1,0 +1,123 @@
+// What the apiserver checks before it stores an object: name rules and the official schema
+// (422 Invalid), Pod Security for pods (403), then ResourceQuota (403), in that order.
+import { validateAgainstSchema, formatInvalidMessage, type SchemaCause } from "./admission/schema.ts";
+import { podSecurityViolations, podSecurityForbiddenMessage, enforcedLevel } from "./admission/pod-security.ts";
+import type { KubeObject } from "./object.ts";
+import type { ResourceType } from "./resources.ts";
+import { StatusError, type StatusDetails } from "./status.ts";
+import type { Store } from "./store.ts";
+import { checkQuota } from "./quota.ts";
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+const SUBDOMAIN_MSG = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
+const LABEL_MSG = `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`;
+const DNS1035_MSG = `a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`;
+
+export function invalidError(obj: KubeObject, causes: SchemaCause[]): StatusError {
+  const group = obj.apiVersion?.includes("/") ? obj.apiVersion.slice(0, obj.apiVersion.indexOf("/")) : "";
+  const details: StatusDetails = { name: obj.metadata?.name ?? "", kind: obj.kind ?? "", causes };
+  if (group) details.group = group;
+  return new StatusError(422, "Invalid", formatInvalidMessage(obj, causes), details);
+}
+
+function invalidValue(field: string, value: unknown, why: string): SchemaCause {
+  return { field, reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
+}
+
+function nameCauses(type: ResourceType, name: string): SchemaCause[] {
+  if (type.kind === "Namespace") {
+    if (name.length > 63 || !DNS1123_LABEL.test(name)) return [invalidValue("metadata.name", name, LABEL_MSG)];
+  } else if (type.kind === "Service") {
+    if (name.length > 63 || !DNS1035_LABEL.test(name)) return [invalidValue("metadata.name", name, DNS1035_MSG)];
+  } else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
+    return [invalidValue("metadata.name", name, SUBDOMAIN_MSG)];
+  }
+  return [];
+}
+
+/** Checks the pod spec rules that the OpenAPI schema cannot express. */
+function podSpecCauses(spec: KubeObject["spec"], prefix: string): SchemaCause[] {
+  const causes: SchemaCause[] = [];
+  if (!Array.isArray(spec?.containers) || spec.containers.length === 0) {
+    causes.push({ field: `${prefix}.containers`, reason: "FieldValueRequired", message: "Required value" });
+    return causes;
+  }
+  const names = new Set<string>();
+  for (const list of ["initContainers", "containers"] as const) {
+    (spec[list] ?? []).forEach((c: KubeObject["spec"], i: number) => {
+      const path = `${prefix}.${list}[${i}]`;
+      if (typeof c.name === "string" && (c.name.length > 63 || !DNS1123_LABEL.test(c.name))) causes.push(invalidValue(`${path}.name`, c.name, LABEL_MSG));
+      if (names.has(c.name)) causes.push({ field: `${path}.name`, reason: "FieldValueDuplicate", message: `Duplicate value: ${JSON.stringify(c.name)}` });
+      names.add(c.name);
+      if (typeof c.image !== "string" || c.image.trim() === "") causes.push({ field: `${path}.image`, reason: "FieldValueRequired", message: "Required value" });
+      (c.ports ?? []).forEach((p: { containerPort?: number }, j: number) => {
+        const port = p.containerPort;
+        if (typeof port === "number" && (port < 1 || port > 65535)) {
+          causes.push(invalidValue(`${path}.ports[${j}].containerPort`, port, "must be between 1 and 65535, inclusive"));
+        }
+      });
+    });
+  }
+  if (spec.restartPolicy !== undefined && !["Always", "OnFailure", "Never"].includes(spec.restartPolicy)) {
+    causes.push({ field: `${prefix}.restartPolicy`, reason: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(spec.restartPolicy)}: supported values: "Always", "OnFailure", "Never"` });
+  }
+  if (spec.activeDeadlineSeconds !== undefined && !(spec.activeDeadlineSeconds > 0)) {
+    causes.push(invalidValue(`${prefix}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, "must be between 1 and 2147483647, inclusive"));
+  }
+  return causes;
+}
+
+function semanticCauses(obj: KubeObject): SchemaCause[] {
+  switch (obj.kind) {
+    case "Pod":
+      return podSpecCauses(obj.spec, "spec");
+    case "Job": {
+      const causes = podSpecCauses(obj.spec?.template?.spec, "spec.template.spec");
+      const rp = obj.spec?.template?.spec?.restartPolicy;
+      if (rp !== undefined && rp !== "Never" && rp !== "OnFailure") {
+        causes.push({ field: "spec.template.spec.restartPolicy", reason: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "OnFailure", "Never"` });
+      }
+      return causes;
+    }
+    case "ConfigMap":
+    case "Secret": {
+      const size = JSON.stringify(obj.data ?? {}).length + JSON.stringify(obj.binaryData ?? obj.stringData ?? {}).length;
+      return size > 1024 * 1024 ? [{ field: "", reason: "FieldValueTooLong", message: `Too long: must have at most 1048576 bytes` }] : [];
+    }
+    default:
+      return [];
+  }
+}
+
+/** 422 when the object breaks naming rules, the official schema, or a rule the schema cannot carry. */
+export function validateObject(type: ResourceType, obj: KubeObject): void {
+  const causes = [...nameCauses(type, obj.metadata.name), ...validateAgainstSchema(obj), ...semanticCauses(obj)];
+  if (causes.length > 0) throw invalidError(obj, causes);
+}
+
+/** Pod Security admission as the namespace's `pod-security.kubernetes.io/enforce` label asks. */
+export function admitPodSecurity(store: Store, namespaceType: ResourceType, pod: KubeObject): void {
+  const ns = store.get(namespaceType, undefined, pod.metadata.namespace!);
+  const level = enforcedLevel(ns?.metadata.labels);
+  if (level === "privileged") return;
+  const violations = podSecurityViolations(level, pod);
+  if (violations.length === 0) return;
+  throw new StatusError(403, "Forbidden", podSecurityForbiddenMessage(pod.metadata.name, level, violations), {
+    name: pod.metadata.name,
+    kind: "pods",
+  });
+}
+
+export function admitQuota(store: Store, type: ResourceType, obj: KubeObject): void {
+  checkQuota(store, type, obj);
+}
+
+/** Everything a create goes through after defaulting: schema, Pod Security, quota. */
+export function admitNew(store: Store, type: ResourceType, namespaceType: ResourceType, obj: KubeObject): void {
+  validateObject(type, obj);
+  if (type.kind === "Pod") admitPodSecurity(store, namespaceType, obj);
+  admitQuota(store, type, obj);
+}

@@ -1,0 +1,144 @@
+// pods/<name>/attach over WebSocket, channel protocols v4 and v5 (channel.k8s.io): every binary
+// message starts with a channel byte — 0 stdin, 1 stdout, 2 stderr, 3 error (a Status JSON), 4
+// resize ({"Width","Height"}); v5 adds 255 = close(channel), so stdin can end without the socket.
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket } from "ws";
+import type { Kubelet } from "./kubelet.ts";
+import { pickContainer } from "./logs.ts";
+import type { KubeObject } from "./object.ts";
+import { badRequest, StatusError } from "./status.ts";
+
+export const SUPPORTED_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+
+const STDIN = 0;
+const STDOUT = 1;
+const STDERR = 2;
+const ERROR = 3;
+const RESIZE = 4;
+const CLOSE = 255;
+
+function frame(channel: number, data: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(data.length + 1);
+  out[0] = channel;
+  data.copy(out, 1);
+  return out;
+}
+
+export class AttachServer {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => SUPPORTED_PROTOCOLS.find((p) => offered.has(p)) ?? false,
+  });
+  private readonly sessions = new Map<WebSocket, { namespace: string; pod: string }>();
+
+  constructor(private readonly kubelet: Kubelet) {}
+
+  get openSessions(): number {
+    return this.sessions.size;
+  }
+
+  /**
+   * Checks the request as the apiserver and kubelet would (400 for a bad container or a pod that
+   * cannot be attached to); throws a StatusError to be answered before any upgrade.
+   */
+  prepare(pod: KubeObject, req: IncomingMessage, query: URLSearchParams) {
+    const offered = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((s) => s.trim());
+    if (!offered.some((p) => SUPPORTED_PROTOCOLS.includes(p))) {
+      throw badRequest(`unable to upgrade: requested protocols ${JSON.stringify(offered)} are not supported; use one of ${SUPPORTED_PROTOCOLS.join(", ")}`);
+    }
+    const phase = pod.status?.phase;
+    if (phase === "Succeeded" || phase === "Failed") {
+      throw badRequest(`cannot attach to a container in a completed pod; current phase is ${phase}`);
+    }
+    const rt = this.kubelet.runtime(pod.metadata.namespace!, pod.metadata.name);
+    const { name, record } = pickContainer(pod, rt, query.get("container"));
+    const proc = record?.process;
+    if (!proc?.running) {
+      const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+      const reason = statuses.find((s: { name: string }) => s.name === name)?.state?.waiting?.reason ?? "ContainerCreating";
+      throw badRequest(`container ${name} in pod ${pod.metadata.name} is waiting to start: ${reason}`);
+    }
+    const flag = (k: string) => query.get(k) === "true" || query.get(k) === "1";
+    if (!flag("stdin") && !flag("stdout") && !flag("stderr")) throw badRequest("you must specify at least 1 of stdin, stdout, stderr");
+    // stdin on a container created without it is accepted and goes nowhere, as with a real runtime.
+    const wantStdin = flag("stdin") && proc.options.stdin;
+    return { name, proc, wantStdin };
+  }
+
+  upgrade(pod: KubeObject, req: IncomingMessage, socket: Duplex, head: Buffer, query: URLSearchParams): void {
+    let prepared: ReturnType<AttachServer["prepare"]>;
+    try {
+      prepared = this.prepare(pod, req, query);
+    } catch (err) {
+      const e = err instanceof StatusError ? err : badRequest(String(err));
+      const body = JSON.stringify(e.body());
+      socket.end(`HTTP/1.1 ${e.code} ${e.reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    const { proc, wantStdin } = prepared;
+    const flag = (k: string) => query.get(k) === "true" || query.get(k) === "1";
+    const wantStdout = flag("stdout");
+    const wantStderr = flag("stderr");
+    const tty = flag("tty") && proc.options.tty;
+
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sessions.set(ws, { namespace: pod.metadata.namespace!, pod: pod.metadata.name });
+      const v5 = ws.protocol === "v5.channel.k8s.io";
+      let stdinOpen = wantStdin;
+      const send = (channel: number, data: Buffer) => {
+        if (ws.readyState === ws.OPEN) ws.send(frame(channel, data));
+      };
+      const detach = proc.attach({
+        stdout: (d) => wantStdout && send(STDOUT, d),
+        // With a tty, stderr is the terminal too; without, it is its own channel.
+        stderr: (d) => (tty ? wantStdout && send(STDOUT, d) : wantStderr && send(STDERR, d)),
+        end: () => {
+          send(ERROR, Buffer.from(JSON.stringify({ metadata: {}, status: "Success" })));
+          ws.close(1000);
+        },
+      });
+      ws.on("message", (data: Buffer, isBinary) => {
+        const buf = isBinary ? data : Buffer.from(data);
+        if (buf.length === 0) return;
+        const channel = buf[0]!;
+        const payload = buf.subarray(1);
+        if (channel === STDIN && stdinOpen) proc.writeStdin(payload);
+        else if (channel === RESIZE) {
+          try {
+            const size = JSON.parse(payload.toString("utf8")) as { Width?: number; Height?: number };
+            if (typeof size.Width === "number" && typeof size.Height === "number") proc.resize(size.Width, size.Height);
+          } catch {
+            // a malformed resize is ignored, as the kubelet does
+          }
+        } else if (v5 && channel === CLOSE && payload[0] === STDIN) {
+          stdinOpen = false;
+          proc.detached();
+        }
+      });
+      ws.on("close", () => {
+        this.sessions.delete(ws);
+        detach();
+        proc.detached();
+      });
+      ws.on("error", () => ws.terminate());
+    });
+  }
+
+  /** Fault: cut attach streams (of one pod, or all) without a Status, as a dropped connection would. */
+  cut(namespace?: string, pod?: string): number {
+    let n = 0;
+    for (const [ws, s] of this.sessions) {
+      if ((namespace === undefined || s.namespace === namespace) && (pod === undefined || s.pod === pod)) {
+        ws.terminate();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  close(): void {
+    for (const ws of this.sessions.keys()) ws.terminate();
+    this.wss.close();
+  }
+}

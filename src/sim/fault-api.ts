@@ -1,0 +1,66 @@
+// The fault knobs tests and scripts turn: request failures and latency (by verb/resource), and
+// cluster-side events the runner must survive — watches dropped, resourceVersions compacted,
+// attach streams cut, a pod exiting or vanishing behind its back.
+import type { AttachServer } from "./attach.ts";
+import { RequestFaults, type FailRule, type LatencyRule } from "./faults.ts";
+import type { Kubelet } from "./kubelet.ts";
+import { lookupType, RESOURCE_TYPES } from "./resources.ts";
+import type { Store } from "./store.ts";
+
+const POD = lookupType("", "v1", "pods")!;
+
+export class Faults {
+  constructor(
+    readonly requests: RequestFaults,
+    private readonly store: Store,
+    private readonly kubelet: Kubelet,
+    private readonly attach: AttachServer,
+  ) {}
+
+  /** The next `count` (default 1) requests matching verb/resource/subresource/namespace answer `code`. */
+  failNext(rule: FailRule): void {
+    this.requests.failNext(rule);
+  }
+
+  /** Every matching request waits `ms` before it is served. */
+  addLatency(rule: LatencyRule): void {
+    this.requests.addLatency(rule);
+  }
+
+  /** Removes every failure and latency rule. */
+  clear(): void {
+    this.requests.clear();
+  }
+
+  /** Ends every open watch (of one resource, e.g. "pods", or all) as a dropped connection would. */
+  dropWatches(resource?: string): number {
+    let n = 0;
+    for (const type of RESOURCE_TYPES) {
+      if (resource !== undefined && type.plural !== resource) continue;
+      const hub = this.store.collection(type).hub;
+      n += hub.openWatches;
+      hub.closeAll();
+    }
+    return n;
+  }
+
+  /** Compacts history: every resourceVersion issued so far answers 410 Expired to a watch. */
+  expireResourceVersions(): void {
+    this.store.expireAll();
+  }
+
+  /** Cuts attach WebSockets (of one pod, or all) without a closing Status. */
+  cutAttachStreams(target: { namespace?: string | undefined; pod?: string | undefined } = {}): number {
+    return this.attach.cut(target.namespace, target.pod);
+  }
+
+  /** The pod's containers (or one) exit now with `exitCode` (default 0). */
+  exitPod(namespace: string, name: string, options: { exitCode?: number | undefined; container?: string | undefined } = {}): boolean {
+    return this.kubelet.exitNow(namespace, name, options.exitCode ?? 0, options.container);
+  }
+
+  /** Removes the pod at once, skipping graceful deletion and finalizers, as if someone else deleted it. */
+  deletePod(namespace: string, name: string): boolean {
+    return this.store.remove(POD, namespace, name) !== undefined;
+  }
+}

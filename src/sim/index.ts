@@ -1,0 +1,148 @@
+// The embedded simulated Kubernetes cluster: an API server that @kubernetes/client-node and
+// kubectl talk to unchanged, with a simulated kubelet, job controller, garbage collector, quota
+// and routing controllers, fault injection and request counters. See README "Simulated cluster".
+import type { AddressInfo } from "node:net";
+import { rm } from "node:fs/promises";
+import { dirname } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { ResourceApi } from "./api.ts";
+import { AttachServer } from "./attach.ts";
+import { RequestCounters, type RecordedRequest } from "./counters.ts";
+import { Faults } from "./fault-api.ts";
+import { RequestFaults } from "./faults.ts";
+import { GarbageCollector } from "./gc.ts";
+import { JobController } from "./jobs.ts";
+import { Kubelet } from "./kubelet.ts";
+import { writeKubeconfig } from "./kubeconfig.ts";
+import { newUid, timestamp } from "./object.ts";
+import { startQuotaController } from "./quota-controller.ts";
+import { lookupType, RESOURCE_TYPES } from "./resources.ts";
+import { RoutingController } from "./routing.ts";
+import { createSimServer } from "./server.ts";
+import { Store } from "./store.ts";
+import { applyCreateDefaults } from "./defaults.ts";
+
+export type { FailRule, LatencyRule } from "./faults.ts";
+export type { RecordedRequest } from "./counters.ts";
+export { Faults } from "./fault-api.ts";
+export { ANNOTATION_PREFIX } from "./behaviour.ts";
+
+export interface SimulatedClusterOptions {
+  /** Port of the API server; 0 (default) picks a free one. */
+  port?: number;
+  host?: string;
+  /** Where to write the kubeconfig; default a fresh temp directory (removed on stop). */
+  kubeconfigPath?: string;
+  /** Time each container spends in ContainerCreating; 0 = instant (benchmarks). Default 100. */
+  podStartDelayMs?: number;
+  /** Image-pull and crash back-off interval. Default 1000. */
+  backoffMs?: number;
+  /** Interval of watch bookmarks (the apiserver sends about one a minute). Default 60000. */
+  bookmarkIntervalMs?: number;
+  /** Events kept per resource type for watch resumption; older versions get 410. Default 10000. */
+  historyLimit?: number;
+  /** Longest watch when the client gives no timeoutSeconds (randomised 50–100% of it). Default 1800. */
+  maxWatchSeconds?: number;
+  /** Namespaces that exist from the start, besides default/kube-system/kube-public/kube-node-lease. */
+  namespaces?: string[];
+}
+
+export interface SimulatedCluster {
+  url: string;
+  kubeconfigPath: string;
+  kubeConfig(): KubeConfig;
+  faults: Faults;
+  counters(): { requests: Record<string, number>; openWatches: number; attachSessions: number };
+  resetCounters(): void;
+  recordedRequests(): RecordedRequest[];
+  stop(): Promise<void>;
+}
+
+const NAMESPACE = lookupType("", "v1", "namespaces")!;
+
+export async function startSimulatedCluster(options: SimulatedClusterOptions = {}): Promise<SimulatedCluster> {
+  const store = new Store(options.historyLimit ?? 10_000);
+  const kubelet = new Kubelet(store, {
+    podStartDelayMs: options.podStartDelayMs ?? 100,
+    backoffMs: options.backoffMs ?? 1000,
+    logLimitBytes: 2 * 1024 * 1024,
+  });
+  const gc = new GarbageCollector(store, 50);
+  const jobs = new JobController(store);
+  const routing = new RoutingController(store);
+  const stopQuota = startQuotaController(store);
+  const attach = new AttachServer(kubelet);
+  const counters = new RequestCounters();
+  const requestFaults = new RequestFaults();
+  const faults = new Faults(requestFaults, store, kubelet, attach);
+  const api = new ResourceApi(store, { maxWatchSeconds: options.maxWatchSeconds ?? 1800 });
+
+  for (const name of ["default", "kube-system", "kube-public", "kube-node-lease", ...(options.namespaces ?? [])]) {
+    if (store.get(NAMESPACE, undefined, name)) continue;
+    const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name, uid: newUid(), creationTimestamp: timestamp() } };
+    applyCreateDefaults(ns);
+    store.write(NAMESPACE, ns, "ADDED");
+  }
+
+  const openWatches = () => RESOURCE_TYPES.reduce((n, t) => n + store.collection(t).hub.openWatches, 0);
+  const countersView = () => ({ requests: counters.snapshot(), openWatches: openWatches(), attachSessions: attach.openSessions });
+  const server = createSimServer({
+    store,
+    api,
+    kubelet,
+    attach,
+    counters,
+    requestFaults,
+    control: {
+      faults,
+      counters: countersView,
+      resetCounters: () => counters.reset(),
+      recordedRequests: () => counters.requests(),
+    },
+  });
+  server.keepAliveTimeout = 5000;
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const kubeconfigPath = await writeKubeconfig(url, options.kubeconfigPath);
+
+  const bookmarks = setInterval(() => {
+    for (const t of RESOURCE_TYPES) store.collection(t).hub.bookmarkAll(store.currentRv());
+  }, options.bookmarkIntervalMs ?? 60_000);
+
+  let stopped = false;
+  return {
+    url,
+    kubeconfigPath,
+    kubeConfig() {
+      const kc = new KubeConfig();
+      kc.loadFromFile(kubeconfigPath);
+      return kc;
+    },
+    faults,
+    counters: countersView,
+    resetCounters: () => counters.reset(),
+    recordedRequests: () => counters.requests(),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(bookmarks);
+      stopQuota();
+      gc.stop();
+      jobs.stop();
+      routing.stop();
+      attach.close();
+      for (const t of RESOURCE_TYPES) store.collection(t).hub.closeAll();
+      await kubelet.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      if (!options.kubeconfigPath) await rm(dirname(kubeconfigPath), { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,538 @@
+// The simulated kubelet: binds each new pod to the one node, gives it a loopback pod IP, pulls
+// images, runs init containers in order, starts the containers with their servers, and writes
+// status the way the kubelet does (phases, waiting/running/terminated states, conditions). It
+// also enforces activeDeadlineSeconds and carries out graceful deletion.
+import { setTimeout as sleep } from "node:timers/promises";
+import { behaviourFor, imageFailsToPull } from "./behaviour.ts";
+import { ContainerProcess, type ExitStatus } from "./container.ts";
+import { inspectPort, KernelDebugStream } from "./kernel-debug.ts";
+import { listenContainerPort, type Closable } from "./listeners.ts";
+import { type KubeObject, timestamp } from "./object.ts";
+import { lookupType } from "./resources.ts";
+import type { Store } from "./store.ts";
+import type { StoreEvent } from "./watch.ts";
+import { serveWorkspace, WorkspaceTree } from "./workspace.ts";
+import { createHash, randomBytes } from "node:crypto";
+
+const POD = lookupType("", "v1", "pods")!;
+export const NODE_NAME = "sim-node";
+const HOST_IP = "127.0.0.1";
+const WORKSPACE_PORT = 8099;
+
+export interface KubeletOptions {
+  /** Time a container spends in ContainerCreating; 0 starts pods at once (benchmarks). */
+  podStartDelayMs: number;
+  /** Interval between ErrImagePull and ImagePullBackOff reports, and between crash restarts. */
+  backoffMs: number;
+  logLimitBytes: number;
+}
+
+type State =
+  | { waiting: { reason: string; message?: string } }
+  | { running: { startedAt: string } }
+  | { terminated: { exitCode: number; reason: string; message?: string; startedAt?: string; finishedAt: string; containerID?: string } };
+
+interface ContainerRecord {
+  name: string;
+  image: string;
+  init: boolean;
+  spec: KubeObject["spec"];
+  state: State;
+  lastState: State | Record<string, never>;
+  ready: boolean;
+  restartCount: number;
+  containerID?: string;
+  process?: ContainerProcess;
+  servers: Closable[];
+  debug?: KernelDebugStream;
+}
+
+/** Distinct addresses in 127.0.0.0/8 (all of it routes to loopback on Linux). */
+class IpPool {
+  private n = 0;
+  next(): string {
+    const i = this.n++;
+    // 127.10.0.1 upwards: clear of 127.0.0.1 and of anything bound to 127.0.x.x / 127.1.x.x.
+    const x = 10 + Math.floor(i / 65024);
+    const rest = i % 65024;
+    return `127.${x}.${Math.floor(rest / 254)}.${(rest % 254) + 1}`;
+  }
+}
+
+function containerId(): string {
+  return `containerd://${randomBytes(32).toString("hex")}`;
+}
+
+function imageId(image: string): string {
+  const name = image.split("@")[0]!.replace(/:[^/:]+$/, "");
+  const qualified = name.includes("/") ? (name.split("/")[0]!.includes(".") ? name : `docker.io/${name}`) : `docker.io/library/${name}`;
+  return `${qualified}@sha256:${createHash("sha256").update(image).digest("hex")}`;
+}
+
+function envOf(spec: KubeObject["spec"]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of spec.env ?? []) if (typeof e.value === "string") env[e.name] = e.value;
+  return env;
+}
+
+export class PodRuntime {
+  readonly records: ContainerRecord[];
+  readonly workspace = new WorkspaceTree();
+  readonly abort = new AbortController();
+  ip?: string;
+  startTime?: string;
+  phase = "Pending";
+  reason?: string;
+  message?: string;
+  terminating = false;
+  private deadlineTimer?: NodeJS.Timeout;
+  private conditionTimes = new Map<string, { status: string; time: string }>();
+
+  constructor(
+    readonly namespace: string,
+    readonly name: string,
+    readonly uid: string,
+    pod: KubeObject,
+  ) {
+    const spec = pod.spec ?? {};
+    const record = (c: KubeObject["spec"], init: boolean): ContainerRecord => ({
+      name: c.name,
+      image: c.image,
+      init,
+      spec: c,
+      state: { waiting: { reason: init || (spec.initContainers ?? []).length > 0 ? "PodInitializing" : "ContainerCreating" } },
+      lastState: {},
+      ready: false,
+      restartCount: 0,
+      servers: [],
+    });
+    this.records = [...(spec.initContainers ?? []).map((c: KubeObject["spec"]) => record(c, true)), ...(spec.containers ?? []).map((c: KubeObject["spec"]) => record(c, false))];
+  }
+
+  container(name: string): ContainerRecord | undefined {
+    return this.records.find((r) => r.name === name);
+  }
+
+  get inits(): ContainerRecord[] {
+    return this.records.filter((r) => r.init);
+  }
+
+  get mains(): ContainerRecord[] {
+    return this.records.filter((r) => !r.init);
+  }
+
+  private condition(type: string, ok: boolean, reason?: string, message?: string) {
+    const status = ok ? "True" : "False";
+    let t = this.conditionTimes.get(type);
+    if (!t || t.status !== status) {
+      t = { status, time: timestamp() };
+      this.conditionTimes.set(type, t);
+    }
+    const c: Record<string, unknown> = { type, status, lastProbeTime: null, lastTransitionTime: t.time };
+    if (!ok && reason) c.reason = reason;
+    if (!ok && message) c.message = message;
+    return c;
+  }
+
+  /** The full pod status as the kubelet would report it now. */
+  status(qosClass: string): Record<string, unknown> {
+    const terminal = this.phase === "Succeeded" || this.phase === "Failed";
+    const incompleteInits = this.inits.filter((r) => !("terminated" in r.state && r.state.terminated.exitCode === 0)).map((r) => r.name);
+    const unready = this.mains.filter((r) => !r.ready).map((r) => r.name);
+    const readyReason = terminal ? "PodCompleted" : "ContainersNotReady";
+    const readyMessage = terminal ? undefined : `containers with unready status: [${unready.join(" ")}]`;
+    const conditions = [
+      this.condition("PodReadyToStartContainers", this.ip !== undefined && !terminal),
+      this.condition("Initialized", incompleteInits.length === 0 || this.phase === "Succeeded", "ContainersNotInitialized", `containers with incomplete status: [${incompleteInits.join(" ")}]`),
+      this.condition("Ready", unready.length === 0, readyReason, readyMessage),
+      this.condition("ContainersReady", unready.length === 0, readyReason, readyMessage),
+      this.condition("PodScheduled", true),
+    ];
+    const statusOf = (r: ContainerRecord) => {
+      const s: Record<string, unknown> = {
+        name: r.name,
+        state: r.state,
+        lastState: r.lastState,
+        ready: r.ready,
+        restartCount: r.restartCount,
+        image: r.image,
+        imageID: r.containerID ? imageId(r.image) : "",
+        started: "running" in r.state,
+      };
+      if (r.containerID) s.containerID = r.containerID;
+      return s;
+    };
+    const status: Record<string, unknown> = {
+      phase: this.phase,
+      conditions,
+      hostIP: HOST_IP,
+      hostIPs: [{ ip: HOST_IP }],
+      qosClass,
+    };
+    if (this.ip) {
+      status.podIP = this.ip;
+      status.podIPs = [{ ip: this.ip }];
+    }
+    if (this.startTime) status.startTime = this.startTime;
+    if (this.inits.length > 0) status.initContainerStatuses = this.inits.map(statusOf);
+    status.containerStatuses = this.mains.map(statusOf);
+    if (this.reason) status.reason = this.reason;
+    if (this.message) status.message = this.message;
+    return status;
+  }
+
+  armDeadline(seconds: number | undefined, onExpiry: () => void): void {
+    clearTimeout(this.deadlineTimer);
+    if (!seconds || !this.startTime) return;
+    const due = Date.parse(this.startTime) + seconds * 1000;
+    this.deadlineTimer = setTimeout(onExpiry, Math.max(0, due - Date.now()));
+  }
+
+  async dispose(): Promise<void> {
+    this.abort.abort();
+    clearTimeout(this.deadlineTimer);
+    for (const r of this.records) {
+      r.process?.exit({ exitCode: 137, reason: "Error" });
+      await stopServers(r);
+    }
+  }
+}
+
+async function stopServers(r: ContainerRecord): Promise<void> {
+  const servers = r.servers;
+  r.servers = [];
+  const debug = r.debug;
+  r.debug = undefined;
+  await Promise.all([...servers.map((s) => s.close().catch(() => {})), debug?.close().catch(() => {})]);
+}
+
+export class Kubelet {
+  private readonly runtimes = new Map<string, PodRuntime>();
+  private readonly ips = new IpPool();
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: KubeletOptions,
+  ) {
+    store.on(POD, (ev) => this.onPod(ev));
+  }
+
+  runtime(namespace: string, name: string): PodRuntime | undefined {
+    const pod = this.store.get(POD, namespace, name);
+    return pod ? this.runtimes.get(pod.metadata.uid!) : undefined;
+  }
+
+  allRuntimes(): Iterable<PodRuntime> {
+    return this.runtimes.values();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.runtimes.values()].map((rt) => rt.dispose()));
+    this.runtimes.clear();
+  }
+
+  private onPod(ev: StoreEvent): void {
+    const pod = ev.object;
+    const uid = pod.metadata.uid!;
+    if (ev.type === "ADDED") {
+      const rt = new PodRuntime(pod.metadata.namespace!, pod.metadata.name, uid, pod);
+      this.runtimes.set(uid, rt);
+      this.run(rt).catch((err: unknown) => {
+        if ((err as Error).name !== "AbortError") console.error("[sim] kubelet:", err);
+      });
+      return;
+    }
+    const rt = this.runtimes.get(uid);
+    if (!rt) return;
+    if (ev.type === "DELETED") {
+      this.runtimes.delete(uid);
+      void rt.dispose();
+      return;
+    }
+    if (pod.metadata.deletionTimestamp && !rt.terminating) {
+      rt.terminating = true;
+      void this.terminate(rt, pod.metadata.deletionGracePeriodSeconds ?? 30);
+    }
+    if (pod.spec?.activeDeadlineSeconds !== ev.old?.spec?.activeDeadlineSeconds) {
+      rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => this.deadlineExceeded(rt));
+    }
+  }
+
+  /** Writes the runtime's view into the pod's status (and binds it on first write). */
+  private sync(rt: PodRuntime, bind = false): void {
+    this.store.mutate(POD, rt.namespace, rt.name, (d) => {
+      if (d.metadata.uid !== rt.uid) return false;
+      if (bind) d.spec.nodeName = NODE_NAME;
+      d.status = rt.status(d.status?.qosClass ?? "BestEffort");
+    });
+  }
+
+  private pod(rt: PodRuntime): KubeObject | undefined {
+    const p = this.store.get(POD, rt.namespace, rt.name);
+    return p && p.metadata.uid === rt.uid ? p : undefined;
+  }
+
+  private delay(rt: PodRuntime, ms: number): Promise<void> {
+    return ms <= 0 ? sleep(0, undefined, { signal: rt.abort.signal }) : sleep(ms, undefined, { signal: rt.abort.signal });
+  }
+
+  private async run(rt: PodRuntime): Promise<void> {
+    await this.delay(rt, 0);
+    let pod = this.pod(rt);
+    if (!pod) return;
+    rt.ip = this.ips.next();
+    rt.startTime = timestamp();
+    this.sync(rt, true);
+    rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => this.deadlineExceeded(rt));
+    const restartPolicy: string = pod.spec?.restartPolicy ?? "Always";
+
+    for (const r of rt.inits) {
+      await this.pull(rt, pod, r);
+      for (;;) {
+        await this.delay(rt, this.startDelay(pod, r));
+        const exit = await this.startContainer(rt, pod, r);
+        if (rt.terminating || rt.phase !== "Pending") return;
+        if (exit.exitCode === 0) break;
+        if (restartPolicy === "Never") {
+          rt.phase = "Failed";
+          this.sync(rt);
+          return;
+        }
+        await this.backOff(rt, r);
+      }
+      pod = this.pod(rt) ?? pod;
+    }
+
+    for (const r of rt.mains) r.state = { waiting: { reason: "ContainerCreating" } };
+    if (rt.inits.length > 0) this.sync(rt);
+    await Promise.all(rt.mains.map((r) => this.pull(rt, pod!, r)));
+    await this.delay(rt, Math.max(0, ...rt.mains.map((r) => this.startDelay(pod!, r))));
+    await Promise.all(rt.mains.map((r) => this.runMain(rt, pod!, r, restartPolicy)));
+  }
+
+  private startDelay(pod: KubeObject, r: ContainerRecord): number {
+    return behaviourFor(pod, r.name)["start-delay-ms"] ?? this.options.podStartDelayMs;
+  }
+
+  /** Image pull: a failing pull alternates ErrImagePull and ImagePullBackOff until the pod goes. */
+  private async pull(rt: PodRuntime, pod: KubeObject, r: ContainerRecord): Promise<void> {
+    const mode = behaviourFor(pod, r.name)["image-pull"];
+    const policy = r.spec.imagePullPolicy;
+    if (mode === "never-cached" || (policy === "Never" && imageFailsToPull(r.image))) {
+      r.state = { waiting: { reason: "ErrImageNeverPull", message: `Container image "${r.image}" is not present with pull policy of Never` } };
+      this.sync(rt);
+      await new Promise<never>((_, reject) => rt.abort.signal.addEventListener("abort", () => reject(rt.abort.signal.reason)));
+    }
+    if (mode !== "fail" && !(mode === undefined && imageFailsToPull(r.image))) return;
+    const ref = r.image.includes("/") ? r.image : `docker.io/library/${r.image}`;
+    for (;;) {
+      r.state = { waiting: { reason: "ErrImagePull", message: `failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found` } };
+      this.sync(rt);
+      await this.delay(rt, this.options.backoffMs);
+      r.state = { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${r.image}"` } };
+      this.sync(rt);
+      await this.delay(rt, this.options.backoffMs);
+    }
+  }
+
+  private async backOff(rt: PodRuntime, r: ContainerRecord): Promise<void> {
+    r.lastState = r.state;
+    r.restartCount++;
+    r.state = { waiting: { reason: "CrashLoopBackOff", message: `back-off ${Math.round(this.options.backoffMs / 1000)}s restarting failed container=${r.name} pod=${rt.name}_${rt.namespace}(${rt.uid})` } };
+    this.sync(rt);
+    await this.delay(rt, this.options.backoffMs);
+  }
+
+  private async runMain(rt: PodRuntime, pod: KubeObject, r: ContainerRecord, restartPolicy: string): Promise<void> {
+    for (;;) {
+      const exit = await this.startContainer(rt, pod, r);
+      if (rt.terminating || rt.phase === "Failed" || rt.phase === "Succeeded") return;
+      const restart = restartPolicy === "Always" || (restartPolicy === "OnFailure" && exit.exitCode !== 0);
+      if (!restart) {
+        this.maybeFinish(rt);
+        return;
+      }
+      await this.backOff(rt, r);
+    }
+  }
+
+  /** All containers of a restartPolicy-Never pod have stopped: the pod reaches its terminal phase. */
+  private maybeFinish(rt: PodRuntime): void {
+    if (rt.mains.some((r) => !("terminated" in r.state))) {
+      this.sync(rt);
+      return;
+    }
+    rt.phase = rt.mains.every((r) => "terminated" in r.state && r.state.terminated.exitCode === 0) ? "Succeeded" : "Failed";
+    this.sync(rt);
+  }
+
+  /** Starts one container with its servers; resolves with its exit once it ends. */
+  private async startContainer(rt: PodRuntime, pod: KubeObject, r: ContainerRecord): Promise<ExitStatus> {
+    const behaviour = behaviourFor(pod, r.name);
+    const env = envOf(r.spec);
+    const argv: string[] = [...(r.spec.command ?? []), ...(r.spec.args ?? [])];
+    const debugPort = behaviour["kernel-debug"] === "off" ? undefined : inspectPort(argv, env);
+    const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
+    const servesWorkspace = behaviour.workspace ?? (r.name === "workspace" && ports.some((p) => p.containerPort === WORKSPACE_PORT));
+    const listens = behaviour.listen !== false && ports.length > 0;
+    const proc = new ContainerProcess(
+      {
+        name: r.name,
+        tty: r.spec.tty === true,
+        stdin: r.spec.stdin === true,
+        stdinOnce: r.spec.stdinOnce === true,
+        server: !r.init && (listens || debugPort !== undefined || servesWorkspace),
+        logLimitBytes: this.options.logLimitBytes,
+      },
+      behaviour,
+    );
+    const ip = rt.ip!;
+    const who = `${rt.name}/${r.name}`;
+    if (!r.init) {
+      try {
+        if (servesWorkspace) r.servers.push(await serveWorkspace(rt.workspace, ip, ports[0]?.containerPort ?? WORKSPACE_PORT));
+        if (debugPort !== undefined) {
+          r.debug = new KernelDebugStream();
+          await r.debug.listen(ip, debugPort);
+        }
+        if (listens) {
+          const taken = new Set([debugPort, servesWorkspace ? (ports[0]?.containerPort ?? WORKSPACE_PORT) : undefined]);
+          for (const p of ports) {
+            if (taken.has(p.containerPort)) continue;
+            r.servers.push(await listenContainerPort(ip, p.containerPort, p.protocol ?? "TCP", who));
+          }
+        }
+      } catch (err) {
+        proc.print("stderr", Buffer.from(`[sim] could not listen: ${(err as Error).message}\n`));
+      }
+    }
+    if (rt.abort.signal.aborted) {
+      await stopServers(r);
+      throw rt.abort.signal.reason;
+    }
+    r.process = proc;
+    r.containerID = containerId();
+    const startedAt = timestamp();
+    r.state = { running: { startedAt } };
+    r.ready = !r.init;
+    if (!r.init && rt.mains.every((m) => "running" in m.state)) rt.phase = "Running";
+    this.sync(rt);
+    const exited = new Promise<ExitStatus>((resolve) => proc.once("exit", resolve));
+    proc.start();
+    if (r.debug) this.driveKernel(rt, r, proc, argv, env, ports, behaviour["kernel-debug"] === "run-failed");
+    const exit = await exited;
+    await stopServers(r);
+    r.ready = false;
+    const terminated: { exitCode: number; reason: string; message?: string; startedAt: string; finishedAt: string; containerID: string } = {
+      exitCode: exit.exitCode,
+      reason: exit.reason,
+      startedAt,
+      finishedAt: timestamp(),
+      containerID: r.containerID,
+    };
+    if (exit.message) terminated.message = exit.message;
+    r.state = { terminated };
+    if (r.init) this.sync(rt);
+    return exit;
+  }
+
+  /** Lifecycle frames of a Telo kernel: boot once the entry exists, reload on workspace writes under --watch. */
+  private driveKernel(rt: PodRuntime, r: ContainerRecord, proc: ContainerProcess, argv: string[], env: Record<string, string>, ports: { containerPort: number; protocol?: string }[], runFails: boolean): void {
+    const debug = r.debug!;
+    const declared = ports.map((p) => ({ port: p.containerPort, protocol: p.protocol === "UDP" ? "udp" : "tcp" }));
+    const watchMode = argv.some((a) => /(^|\s)--watch(\s|$)/.test(a));
+    const entry = argv.join(" ").includes("TELO_ENTRY") ? env.TELO_ENTRY?.replace(/^\/workspace\//, "") : undefined;
+    let booted = false;
+    const boot = () => {
+      booted = true;
+      debug.emit("Kernel.Starting", {});
+      if (runFails) {
+        debug.emit("Kernel.RunFailed", { code: "SIM_RUN_FAILED", message: "simulated run failure" });
+        return;
+      }
+      debug.emit("Kernel.PortsResolved", { ports: declared });
+      debug.emit("Kernel.Started", {});
+    };
+    const onChange = () => {
+      if (!booted) {
+        if (entry === undefined || rt.workspace.has(entry)) boot();
+        return;
+      }
+      if (!watchMode) return;
+      debug.emit("Kernel.Stopped", { exitCode: 0 });
+      boot();
+    };
+    rt.workspace.on("change", onChange);
+    proc.once("exit", (exit) => {
+      rt.workspace.off("change", onChange);
+      if (booted) debug.emit("Kernel.Stopped", { exitCode: exit.exitCode });
+    });
+    if (entry === undefined || rt.workspace.has(entry)) boot();
+  }
+
+  private deadlineExceeded(rt: PodRuntime): void {
+    if (rt.phase === "Succeeded" || rt.phase === "Failed") return;
+    rt.phase = "Failed";
+    rt.reason = "DeadlineExceeded";
+    rt.message = "Pod was active on the node longer than the specified deadline";
+    // Pulls, back-offs and container starts still pending are abandoned.
+    rt.abort.abort();
+    for (const r of rt.records) {
+      if (!r.process?.running) continue;
+      r.process.exit({ exitCode: 137, reason: "DeadlineExceeded" });
+      const started = "running" in r.state ? r.state.running.startedAt : undefined;
+      r.state = { terminated: { exitCode: 137, reason: "DeadlineExceeded", finishedAt: timestamp(), containerID: r.containerID!, ...(started ? { startedAt: started } : {}) } };
+      r.ready = false;
+    }
+    this.sync(rt);
+  }
+
+  /** Graceful deletion: SIGTERM, SIGKILL after the grace period, terminal status, then removal. */
+  private async terminate(rt: PodRuntime, graceSeconds: number): Promise<void> {
+    const running = rt.records.filter((r) => r.process?.running);
+    const stopped = Promise.all(running.map((r) => new Promise<void>((resolve) => r.process!.once("exit", () => resolve()))));
+    for (const r of running) r.process!.signal("SIGTERM");
+    const kill = setTimeout(() => {
+      for (const r of running) r.process!.signal("SIGKILL");
+    }, graceSeconds * 1000);
+    await stopped;
+    clearTimeout(kill);
+    rt.abort.abort();
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const r of rt.records) {
+      if (r.process && "running" in r.state) {
+        const exit = r.process.exitStatus ?? { exitCode: 137, reason: "Error" };
+        r.state = { terminated: { exitCode: exit.exitCode, reason: exit.reason, finishedAt: timestamp(), containerID: r.containerID! } };
+        r.ready = false;
+      }
+    }
+    if (running.length > 0 && rt.phase !== "Failed" && rt.phase !== "Succeeded") {
+      rt.phase = rt.mains.every((r) => "terminated" in r.state && r.state.terminated.exitCode === 0) ? "Succeeded" : "Failed";
+      this.sync(rt);
+    }
+    const pod = this.pod(rt);
+    if (!pod) return;
+    if ((pod.metadata.finalizers ?? []).length > 0) {
+      this.store.mutate(POD, rt.namespace, rt.name, (d) => {
+        d.metadata.deletionGracePeriodSeconds = 0;
+      });
+      return;
+    }
+    this.store.remove(POD, rt.namespace, rt.name);
+  }
+
+  /** Fault: the container (or every running container) exits now with `exitCode`. */
+  exitNow(namespace: string, name: string, exitCode: number, container?: string): boolean {
+    const rt = this.runtime(namespace, name);
+    if (!rt) return false;
+    let any = false;
+    for (const r of rt.records) {
+      if (container !== undefined && r.name !== container) continue;
+      if (r.process?.running) {
+        r.process.exit({ exitCode, reason: exitCode === 0 ? "Completed" : "Error" });
+        any = true;
+      }
+    }
+    return any;
+  }
+}

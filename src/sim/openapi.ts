@@ -1,0 +1,100 @@
+// OpenAPI documents for clients that read them: kubectl checks the v3 document of a group/version
+// for a PATCH operation carrying `fieldValidation` and, finding it, leaves validation to the
+// server (which runs the official schemas). Paths and GVK extensions come from the type table.
+import { createHash } from "node:crypto";
+import { RESOURCE_TYPES, apiVersionOf, groupVersions, verbsFor, type ResourceType } from "./resources.ts";
+import { SERVER_VERSION } from "./discovery.ts";
+
+const QUERY_PARAMS = ["dryRun", "fieldManager", "fieldValidation", "pretty"].map((name) => ({
+  name,
+  in: "query",
+  schema: { type: "string", uniqueItems: true },
+  description: name,
+}));
+
+function gvk(type: ResourceType) {
+  return { group: type.group, version: type.version, kind: type.kind };
+}
+
+function schemaName(type: ResourceType): string {
+  const group = type.group === "" ? "core" : type.group.split(".")[0]!;
+  return `io.k8s.api.${group}.${type.version}.${type.kind}`;
+}
+
+function pathsFor(type: ResourceType, v3: boolean): Record<string, unknown> {
+  const prefix = type.group === "" ? `/api/${type.version}` : `/apis/${type.group}/${type.version}`;
+  const collection = type.namespaced ? `${prefix}/namespaces/{namespace}/${type.plural}` : `${prefix}/${type.plural}`;
+  const ref = v3 ? { $ref: `#/components/schemas/${schemaName(type)}` } : { $ref: `#/definitions/${schemaName(type)}` };
+  const body = v3 ? { requestBody: { content: { "application/json": { schema: ref } } } } : { parameters: [{ name: "body", in: "body", required: true, schema: ref }] };
+  const op = (action: string, verb: string, extra: object = {}) => ({
+    operationId: `${verb}${type.kind}`,
+    "x-kubernetes-action": action,
+    "x-kubernetes-group-version-kind": gvk(type),
+    parameters: QUERY_PARAMS.map((p) => (v3 ? p : { name: p.name, in: "query", type: "string", uniqueItems: true })),
+    responses: { "200": v3 ? { description: "OK", content: { "application/json": { schema: ref } } } : { description: "OK", schema: ref } },
+    ...extra,
+  });
+  const verbs = verbsFor(type);
+  return {
+    [collection]: {
+      get: op("list", "list"),
+      post: op("post", "create", body),
+      ...(verbs.includes("deletecollection") ? { delete: op("deletecollection", "deleteCollection") } : {}),
+    },
+    [`${collection}/{name}`]: {
+      get: op("get", "read"),
+      put: op("put", "replace", body),
+      patch: op("patch", "patch", body),
+      delete: op("delete", "delete"),
+    },
+  };
+}
+
+function schemaFor(type: ResourceType) {
+  return {
+    type: "object",
+    description: `${type.kind} (${apiVersionOf(type)})`,
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec: { type: "object" },
+      status: { type: "object" },
+    },
+    "x-kubernetes-group-version-kind": [gvk(type)],
+  };
+}
+
+function gvPath(group: string, version: string): string {
+  return group === "" ? `api/${version}` : `apis/${group}/${version}`;
+}
+
+function v3Document(group: string, version: string) {
+  const types = RESOURCE_TYPES.filter((t) => t.group === group && t.version === version);
+  return {
+    openapi: "3.0.0",
+    info: { title: "Kubernetes", version: SERVER_VERSION.gitVersion },
+    paths: Object.assign({}, ...types.map((t) => pathsFor(t, true))),
+    components: { schemas: Object.fromEntries(types.map((t) => [schemaName(t), schemaFor(t)])) },
+  };
+}
+
+const v3Docs = new Map(groupVersions().map(({ group, version }) => [gvPath(group, version), JSON.stringify(v3Document(group, version))]));
+const v3Hashes = new Map([...v3Docs].map(([k, doc]) => [k, createHash("sha512").update(doc).digest("hex").slice(0, 128).toUpperCase()]));
+
+export function openApiV3Root() {
+  return { paths: Object.fromEntries([...v3Hashes].map(([k, hash]) => [k, { serverRelativeURL: `/openapi/v3/${k}?hash=${hash}` }])) };
+}
+
+export function openApiV3(path: string): string | undefined {
+  return v3Docs.get(path.replace(/^\/openapi\/v3\//, ""));
+}
+
+export function openApiV2() {
+  return {
+    swagger: "2.0",
+    info: { title: "Kubernetes", version: SERVER_VERSION.gitVersion },
+    paths: Object.assign({}, ...RESOURCE_TYPES.map((t) => pathsFor(t, false))),
+    definitions: Object.fromEntries(RESOURCE_TYPES.map((t) => [schemaName(t), schemaFor(t)])),
+  };
+}

@@ -1,0 +1,245 @@
+// Fan-out of store events to open watch streams. Each event is serialised once and the same
+// line is written to every watcher it matches; watchers are bucketed by namespace and by the
+// `metadata.name` field selector so a pod event does not visit 2,000 unrelated watchers. A
+// bounded history backs `resourceVersion` resumption; anything older gets 410 Expired.
+import type { ServerResponse } from "node:http";
+import type { KubeObject } from "./object.ts";
+import type { Matcher } from "./selectors.ts";
+import { expired } from "./status.ts";
+
+export type EventType = "ADDED" | "MODIFIED" | "DELETED";
+
+export interface StoreEvent {
+  type: EventType;
+  object: KubeObject;
+  /** The object before this change (MODIFIED and DELETED). */
+  old?: KubeObject;
+  rv: number;
+}
+
+export interface WatchFilter {
+  namespace?: string;
+  label?: Matcher;
+  field?: Matcher;
+  exactName?: string;
+}
+
+interface Watcher extends WatchFilter {
+  res: ServerResponse;
+  bookmarks: boolean;
+  timer?: NodeJS.Timeout;
+  closed: boolean;
+}
+
+/** Lines of one event, built on first use and shared by every watcher that receives it. */
+class EventLines {
+  private objectJson?: string;
+  private readonly lines = new Map<string, string>();
+  constructor(private readonly ev: StoreEvent) {}
+
+  line(type: EventType | "DELETED_PREV"): string {
+    let l = this.lines.get(type);
+    if (l === undefined) {
+      if (type === "DELETED_PREV") {
+        // An object leaving a watcher's selector: the apiserver sends its previous state
+        // stamped with the new resourceVersion.
+        const prev = structuredClone(this.ev.old!);
+        prev.metadata.resourceVersion = String(this.ev.rv);
+        l = `{"type":"DELETED","object":${JSON.stringify(prev)}}\n`;
+      } else {
+        this.objectJson ??= JSON.stringify(this.ev.object);
+        l = `{"type":"${type}","object":${this.objectJson}}\n`;
+      }
+      this.lines.set(type, l);
+    }
+    return l;
+  }
+}
+
+/** Writes beyond this many buffered bytes mark a watcher as too slow; it is closed like the apiserver closes it. */
+const SLOW_WATCHER_BYTES = 32 * 1024 * 1024;
+
+export class WatchHub {
+  private readonly history: StoreEvent[] = [];
+  private historyStart = 0;
+  /** Highest resourceVersion no longer in history: a watch from before it gets 410. */
+  private compactedThrough: number;
+  private readonly clusterWide = new Set<Watcher>();
+  private readonly byNamespace = new Map<string, Set<Watcher>>();
+  private readonly byName = new Map<string, Set<Watcher>>();
+  private count = 0;
+
+  constructor(
+    private readonly kind: string,
+    private readonly apiVersion: string,
+    private readonly historyLimit: number,
+    startRv: number,
+  ) {
+    this.compactedThrough = startRv;
+  }
+
+  get openWatches(): number {
+    return this.count;
+  }
+
+  record(ev: StoreEvent): void {
+    this.history.push(ev);
+    if (this.history.length - this.historyStart > this.historyLimit) {
+      this.compactedThrough = this.history[this.historyStart]!.rv;
+      this.history[this.historyStart] = undefined as unknown as StoreEvent;
+      this.historyStart++;
+      // Compact the backing array now and then instead of shifting on every event.
+      if (this.historyStart > this.historyLimit) {
+        this.history.splice(0, this.historyStart);
+        this.historyStart = 0;
+      }
+    }
+    this.publish(ev);
+  }
+
+  /** Forget all history: every resourceVersion up to `rv` now answers 410. */
+  expire(rv: number): void {
+    this.history.length = 0;
+    this.historyStart = 0;
+    this.compactedThrough = rv;
+  }
+
+  /** Events after `rv` that the filter admits, or 410 when `rv` is older than the history kept. */
+  since(rv: number, filter: WatchFilter): { type: EventType | "DELETED_PREV"; lines: EventLines }[] {
+    if (rv < this.compactedThrough) {
+      throw expired(`too old resource version: ${rv} (${this.compactedThrough + 1})`);
+    }
+    const out: { type: EventType | "DELETED_PREV"; lines: EventLines }[] = [];
+    for (let i = this.historyStart; i < this.history.length; i++) {
+      const ev = this.history[i]!;
+      if (ev.rv <= rv) continue;
+      const t = classify(ev, filter);
+      if (t) out.push({ type: t, lines: new EventLines(ev) });
+    }
+    return out;
+  }
+
+  add(res: ServerResponse, filter: WatchFilter, bookmarks: boolean, timeoutMs: number, onTimeout: () => void): Watcher {
+    const w: Watcher = { ...filter, res, bookmarks, closed: false };
+    this.bucketFor(w).add(w);
+    this.count++;
+    w.timer = setTimeout(onTimeout, timeoutMs);
+    res.on("close", () => this.remove(w));
+    return w;
+  }
+
+  remove(w: Watcher): void {
+    if (w.closed) return;
+    w.closed = true;
+    clearTimeout(w.timer);
+    const bucket = this.bucketFor(w);
+    bucket.delete(w);
+    if (bucket.size === 0 && bucket !== this.clusterWide) {
+      if (w.exactName !== undefined) this.byName.delete(nameKey(w.namespace, w.exactName));
+      else if (w.namespace !== undefined) this.byNamespace.delete(w.namespace);
+    }
+    this.count--;
+  }
+
+  write(w: Watcher, line: string): void {
+    if (w.closed) return;
+    if (w.res.writableLength > SLOW_WATCHER_BYTES) {
+      this.close(w);
+      return;
+    }
+    w.res.write(line);
+  }
+
+  writeEvent(w: Watcher, type: EventType | "DELETED_PREV", lines: EventLines): void {
+    this.write(w, lines.line(type));
+  }
+
+  bookmarkLine(rv: number): string {
+    return `{"type":"BOOKMARK","object":{"kind":"${this.kind}","apiVersion":"${this.apiVersion}","metadata":{"resourceVersion":"${rv}","creationTimestamp":null}}}\n`;
+  }
+
+  /** Periodic progress notification to every watcher that asked for bookmarks. */
+  bookmarkAll(rv: number): void {
+    if (this.count === 0) return;
+    const line = this.bookmarkLine(rv);
+    for (const w of this.allWatchers()) if (w.bookmarks) this.write(w, line);
+  }
+
+  close(w: Watcher): void {
+    this.remove(w);
+    w.res.end();
+  }
+
+  closeAll(): void {
+    for (const w of [...this.allWatchers()]) this.close(w);
+  }
+
+  private *allWatchers(): Iterable<Watcher> {
+    yield* this.clusterWide;
+    for (const s of this.byNamespace.values()) yield* s;
+    for (const s of this.byName.values()) yield* s;
+  }
+
+  private bucketFor(w: Watcher): Set<Watcher> {
+    let map: Map<string, Set<Watcher>>;
+    let key: string;
+    if (w.exactName !== undefined) {
+      map = this.byName;
+      key = nameKey(w.namespace, w.exactName);
+    } else if (w.namespace !== undefined) {
+      map = this.byNamespace;
+      key = w.namespace;
+    } else return this.clusterWide;
+    let s = map.get(key);
+    if (!s) {
+      s = new Set();
+      map.set(key, s);
+    }
+    return s;
+  }
+
+  private publish(ev: StoreEvent): void {
+    if (this.count === 0) return;
+    const lines = new EventLines(ev);
+    const ns = ev.object.metadata.namespace;
+    const name = ev.object.metadata.name;
+    const buckets = [
+      this.clusterWide,
+      ns !== undefined ? this.byNamespace.get(ns) : undefined,
+      this.byName.get(nameKey(ns, name)),
+      ns !== undefined ? this.byName.get(nameKey(undefined, name)) : undefined,
+    ];
+    for (const bucket of buckets) {
+      if (!bucket) continue;
+      for (const w of bucket) {
+        const t = classify(ev, w);
+        if (t) this.writeEvent(w, t, lines);
+      }
+    }
+  }
+}
+
+function nameKey(namespace: string | undefined, name: string): string {
+  return `${namespace ?? "*"}/${name}`;
+}
+
+function admits(obj: KubeObject, f: WatchFilter): boolean {
+  if (f.namespace !== undefined && obj.metadata.namespace !== f.namespace) return false;
+  if (f.label && !f.label(obj)) return false;
+  if (f.field && !f.field(obj)) return false;
+  return true;
+}
+
+/** Which event a watcher sees, given whether the object matched before and after the change. */
+function classify(ev: StoreEvent, f: WatchFilter): EventType | "DELETED_PREV" | undefined {
+  if (ev.type === "ADDED") return admits(ev.object, f) ? "ADDED" : undefined;
+  if (ev.type === "DELETED") return admits(ev.object, f) ? "DELETED" : undefined;
+  const now = admits(ev.object, f);
+  const before = ev.old ? admits(ev.old, f) : false;
+  if (now && before) return "MODIFIED";
+  if (now) return "ADDED";
+  if (before) return "DELETED_PREV";
+  return undefined;
+}
+
+export type { Watcher, EventLines };
