@@ -130,6 +130,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
 
   it("runs the api and the supervisor as two hardened containers of one image, same uid", () => {
     expect(pod.serviceAccountName).toBe(NAME);
+    expect(pod).toMatchObject({ enableServiceLinks: false });
     expect(pod.securityContext).toEqual({
       runAsNonRoot: true,
       runAsUser: 1000,

@@ -91,6 +91,7 @@ export type Container = {
 export type Probe = { httpGet?: { path: string; port: number | string }; exec?: { command: string[] } };
 export type PodSpec = {
   serviceAccountName?: string;
+  enableServiceLinks?: boolean;
   securityContext?: Record<string, unknown>;
   initContainers?: Container[];
   containers: Container[];
