@@ -3,18 +3,18 @@
  * because a single route with several hostnames would send every host to its first matching
  * rule. Each attaches to the configured Gateway and forwards to the session Service.
  */
-import type { IHTTPRoute as IHTTPRouteV1 } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
-import type { IHTTPRoute as IHTTPRouteV1beta1 } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1beta1/HTTPRoute";
+import type { IHTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
 import type { PortMapping } from "../../contract/wire.ts";
 import { httpRouteName, serviceName, sessionHost, sessionLabels } from "./names.ts";
 import { podOwnerReference, type OwnerPod } from "./owner.ts";
 
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
 
-/** The served Gateway API versions the runner speaks (picked at boot, §6.1). */
-export type GatewayApiVersion = "v1" | "v1beta1";
-
-export type SessionHttpRoute = IHTTPRouteV1 | IHTTPRouteV1beta1;
+/**
+ * An HTTPRoute at the Gateway API version picked at boot (§6.1: v1, else v1beta1, else the
+ * group's preferred version); the fields the runner sets are the same in every version.
+ */
+export type SessionHttpRoute = Omit<IHTTPRoute, "apiVersion"> & { apiVersion: string };
 
 export interface HttpRouteInput {
   sessionId: string;
@@ -23,7 +23,8 @@ export interface HttpRouteInput {
   owner: OwnerPod;
   ports: readonly PortMapping[];
   baseDomain: string;
-  version: GatewayApiVersion;
+  /** The served Gateway API version, e.g. `v1`. */
+  version: string;
   gateway: { name: string; namespace: string; sectionName?: string };
 }
 
@@ -38,28 +39,24 @@ export function sessionHttpRoutes(input: HttpRouteInput): SessionHttpRoute[] {
   };
   return input.ports
     .filter((p) => p.protocol === "tcp")
-    .map(({ port }) => {
-      const body = {
-        kind: "HTTPRoute" as const,
-        metadata: {
-          name: httpRouteName(input.sessionId, port),
-          namespace: input.namespace,
-          labels: sessionLabels(input.managedBy, input.sessionId),
-          ownerReferences: [podOwnerReference(input.owner)],
-        },
-        spec: {
-          parentRefs: [parentRef],
-          hostnames: [sessionHost(port, input.sessionId, input.baseDomain)],
-          rules: [
-            {
-              matches: [{ path: { type: "PathPrefix" as const, value: "/" } }],
-              backendRefs: [{ name: serviceName(input.sessionId), port }],
-            },
-          ],
-        },
-      };
-      return input.version === "v1"
-        ? { apiVersion: `${GATEWAY_API_GROUP}/v1` as const, ...body }
-        : { apiVersion: `${GATEWAY_API_GROUP}/v1beta1` as const, ...body };
-    });
+    .map(({ port }) => ({
+      apiVersion: `${GATEWAY_API_GROUP}/${input.version}`,
+      kind: "HTTPRoute" as const,
+      metadata: {
+        name: httpRouteName(input.sessionId, port),
+        namespace: input.namespace,
+        labels: sessionLabels(input.managedBy, input.sessionId),
+        ownerReferences: [podOwnerReference(input.owner)],
+      },
+      spec: {
+        parentRefs: [parentRef],
+        hostnames: [sessionHost(port, input.sessionId, input.baseDomain)],
+        rules: [
+          {
+            matches: [{ path: { type: "PathPrefix" as const, value: "/" } }],
+            backendRefs: [{ name: serviceName(input.sessionId), port }],
+          },
+        ],
+      },
+    }));
 }
