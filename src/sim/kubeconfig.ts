@@ -11,7 +11,8 @@ export function kubeconfigYaml(server: string, namespace = "default"): string {
   return stringify({
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: CONTEXT, cluster: { server } }],
+    // client-node 1.x refuses plain http unless TLS verification is explicitly off.
+    clusters: [{ name: CONTEXT, cluster: { server, "insecure-skip-tls-verify": true } }],
     users: [{ name: CONTEXT, user: { token: "simulated" } }],
     contexts: [{ name: CONTEXT, context: { cluster: CONTEXT, user: CONTEXT, namespace } }],
     "current-context": CONTEXT,
