@@ -105,8 +105,10 @@ function relayToClient(socket: Duplex, ws: WSContext, markClosed: () => void): v
     }
     if (raw.bufferedAmount >= CLIENT_BUFFER_HIGH_WATER) socket.pause();
   });
-  socket.on("close", () => {
+  const supervisorGone = () => {
     if (!closing && raw.readyState === raw.OPEN) closeAfterDrain(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
-  });
+  };
+  socket.on("end", supervisorGone);
+  socket.on("close", supervisorGone);
   socket.on("error", () => socket.destroy());
 }

@@ -119,6 +119,8 @@ export function streamTerminal(
       }
     }
   });
+  // The upgraded socket is half-open capable: the api going away shows as 'end' first.
+  socket.on("end", () => finish());
   socket.on("close", () => finish());
   socket.on("error", () => finish());
 
