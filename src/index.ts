@@ -1,0 +1,8 @@
+/**
+ * The package's public surface: the `/v1` routes for embedding in another Hono server, the
+ * supervisor client they need, and the typed client for scripts.
+ */
+export { createRunnerRoutes, notFound, type HandlerDeps } from "../handlers/index.ts";
+export { SupervisorClient, SupervisorUnavailableError } from "./internal/client.ts";
+export { RunnerClient, RunnerError, Terminal } from "./client/index.ts";
+export { startApiServer } from "./api/server.ts";

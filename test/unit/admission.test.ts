@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { parseAppsCatalog } from "../../src/config/apps-catalog.ts";
+import { type AdmissionContext, planSession, resolveApps, workloadEnv } from "../../src/sessions/admission.ts";
+import type { CreateSessionBody } from "../../src/contract/requests.ts";
+
+const context = (overrides: Partial<AdmissionContext> = {}): AdmissionContext => ({
+  terms: undefined,
+  catalog: parseAppsCatalog(JSON.stringify({ agent1: { image: "a", port: 7000 } })),
+  watchEnabled: true,
+  watchMaxSessions: 2,
+  liveWatchSessions: 0,
+  defaultRegistryUrl: undefined,
+  validateConfig: undefined,
+  ...overrides,
+});
+
+const body = (overrides: Partial<CreateSessionBody> = {}): CreateSessionBody => ({
+  bundle: { entryRelativePath: "/telo.yaml", files: [{ relativePath: "/dir/../telo.yaml", contents: "" }] },
+  env: {},
+  config: { image: "i", pullPolicy: "missing" },
+  inspect: false,
+  mode: "run",
+  ...overrides,
+});
+
+describe("planSession", () => {
+  it("defaults one tty app named app from the normalised entry and the top-level ports", () => {
+    const plan = planSession(body({ ports: [{ port: 3000, protocol: "tcp" }] }), undefined, context());
+    expect(plan).toMatchObject({
+      mode: "run",
+      apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [{ port: 3000, protocol: "tcp" }], io: "tty" }],
+      bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "" }] },
+      inspect: false,
+      selfContained: false,
+    });
+  });
+
+  it("forces inspect on watch sessions and ignores top-level ports when apps are given", () => {
+    const plan = planSession(
+      body({ mode: "watch", ports: [{ port: 1, protocol: "tcp" }], apps: [{ name: "web", entryRelativePath: "w.yaml" }] }),
+      undefined,
+      context(),
+    );
+    expect(plan).toMatchObject({ inspect: true, apps: [{ name: "web", entryRelativePath: "w.yaml", ports: [], io: "tty" }] });
+  });
+
+  it("checks watch capacity before app resolution", () => {
+    const plan = planSession(body({ mode: "watch", apps: [{ name: "BAD", entryRelativePath: "a" }] }), undefined, context({ liveWatchSessions: 2 }));
+    expect(plan).toMatchObject({ status: 409, body: { error: "too_many_watch_sessions" } });
+  });
+
+  it("gates on terms before paths, and on paths before the config gate", () => {
+    const terms = { version: "v1", title: "T", body: "B" };
+    expect(planSession(body({ bundle: { entryRelativePath: "../x", files: [] } }), undefined, context({ terms }))).toMatchObject({ status: 428 });
+    expect(
+      planSession(body({ bundle: { entryRelativePath: "../x", files: [] } }), "v1", context({ terms, validateConfig: () => "no" })),
+    ).toMatchObject({ status: 400, body: { error: "invalid_bundle" } });
+    expect(planSession(body(), "v1", context({ terms, validateConfig: () => "no" }))).toEqual({
+      status: 400,
+      body: { error: "invalid_config", message: "no" },
+    });
+  });
+});
+
+describe("resolveApps", () => {
+  it("keys ports by protocol across the whole session, even within one app", () => {
+    expect(resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }])).toMatchObject({
+      status: 400,
+      body: { error: "port_conflict" },
+    });
+  });
+});
+
+describe("workloadEnv", () => {
+  it("prefers the body's env, then the trimmed config value, then the runner default", () => {
+    expect(workloadEnv({ TELO_REGISTRY_URL: "a" }, "b", "c").TELO_REGISTRY_URL).toBe("a");
+    expect(workloadEnv({}, " b ", "c").TELO_REGISTRY_URL).toBe("b");
+    expect(workloadEnv({}, "  ", "c").TELO_REGISTRY_URL).toBe("c");
+    expect(workloadEnv({}, undefined, undefined)).toEqual({});
+    expect(workloadEnv({ TELO_CACHE_DIR: "/x", KEEP: "1" }, undefined, undefined)).toEqual({ KEEP: "1" });
+  });
+});
