@@ -85,7 +85,7 @@ describe("process failures", () => {
     try {
       const response = await fetch(`${runner.baseUrl}/v1/sessions/abc`);
       expect(response.status).toBe(503);
-      expect((await response.json()).message).toContain("speaks internal protocol '999'");
+      expect(((await response.json()) as { message: string }).message).toContain("speaks internal protocol '999'");
     } finally {
       await new Promise((resolve) => impostor.close(resolve));
       await runner.startSupervisor();

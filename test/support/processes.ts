@@ -127,12 +127,14 @@ export async function startRunner(options: { env?: Record<string, string>; clien
   return runner;
 }
 
+type CreateBody = Parameters<RunnerClient["createSession"]>[0];
+
 /** A minimal valid create body; `script` drives the scripted backend. */
-export function sessionBody(overrides: Record<string, unknown> = {}, script: Record<string, unknown> = {}) {
+export function sessionBody(overrides: Record<string, unknown> = {}, script: Record<string, unknown> = {}): CreateBody {
   return {
     bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
     env: {},
     config: { image: "telorun/node:test", pullPolicy: "missing", script },
     ...overrides,
-  } as never;
+  } as CreateBody;
 }
