@@ -106,8 +106,10 @@ export class AttachServer {
         if (channel === STDIN && stdinOpen) proc.writeStdin(payload);
         else if (channel === RESIZE) {
           try {
-            const size = JSON.parse(payload.toString("utf8")) as { Width?: number; Height?: number };
-            if (typeof size.Width === "number" && typeof size.Height === "number") proc.resize(size.Width, size.Height);
+            // The kubelet decodes with Go's case-insensitive JSON: client-node sends {"width","height"}.
+            const raw = JSON.parse(payload.toString("utf8")) as Record<string, unknown>;
+            const size = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.toLowerCase(), v]));
+            if (typeof size.width === "number" && typeof size.height === "number") proc.resize(size.width, size.height);
           } catch {
             // a malformed resize is ignored, as the kubelet does
           }

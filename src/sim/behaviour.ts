@@ -23,6 +23,7 @@ export const AnnotationSchemas = {
   listen: bool,
   "kernel-debug": v.picklist(["auto", "off", "run-failed"]),
   workspace: bool,
+  "report-resize": bool,
 } as const;
 
 type Key = keyof typeof AnnotationSchemas;

@@ -122,6 +122,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
 
   resize(cols: number, rows: number): void {
     this.size = { cols, rows };
+    if (this.behaviour["report-resize"]) this.print("stdout", Buffer.from(`[sim] terminal resized to ${cols}x${rows}\n`));
   }
 
   signal(name: "SIGINT" | "SIGQUIT" | "SIGTERM" | "SIGKILL"): void {
