@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { V1Pod } from "@kubernetes/client-node";
 import {
   parseSessionRecord,
+  readSessionConfig,
   sessionRecordAnnotation,
   type SessionRecord,
 } from "../../../src/kube/specs/session-record.ts";
@@ -47,5 +48,20 @@ describe("session record", () => {
     expect(parseSessionRecord(podWith({ "telo.run/session": "{not json" }))).toBeUndefined();
     expect(parseSessionRecord(podWith({ "telo.run/session": JSON.stringify({ ...RECORD, mode: "batch" }) }))).toBeUndefined();
     expect(parseSessionRecord(podWith({ "telo.run/session": JSON.stringify({ ...RECORD, apps: [] }) }))).toBeUndefined();
+  });
+});
+
+describe("readSessionConfig", () => {
+  it("keeps image and pull policy and drops the rest of the bag", () => {
+    expect(readSessionConfig({ image: "telorun/node:0.14.0", pullPolicy: "never", registryUrl: "https://r" })).toEqual({
+      image: "telorun/node:0.14.0",
+      pullPolicy: "never",
+    });
+    expect(readSessionConfig({})).toEqual({});
+  });
+
+  it("throws on a shape the request gate should have refused", () => {
+    expect(() => readSessionConfig({ image: "" })).toThrow();
+    expect(() => readSessionConfig({ pullPolicy: "sometimes" })).toThrow();
   });
 });

@@ -1,0 +1,50 @@
+/**
+ * What the supervisor decides at boot about objects an earlier process left behind
+ * (spec/README.md "Sessions survive a restart"; kubernetes.md §8.1, §8.2): live session pods
+ * whose record parses are re-adopted; only what no record explains is reaped. Workspace
+ * ConfigMaps no pod mounts are swept.
+ */
+import type { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
+import { WORKSPACE_CONFIGMAP_PREFIX } from "./specs/names.ts";
+import { parseSessionRecord, type SessionRecord } from "./specs/session-record.ts";
+
+export interface BootPods {
+  /** Session pods with a valid record, in list order (a watch session's predecessor may be among them while terminating). */
+  adopt: Array<{ pod: V1Pod; record: SessionRecord }>;
+  /** Managed pods no record explains, or already being deleted: delete (grace 0, 404 ok). */
+  reap: V1Pod[];
+}
+
+/** Splits the managed pods of the session namespace into those to re-adopt and those to reap. */
+export function partitionBootPods(pods: readonly V1Pod[]): BootPods {
+  const result: BootPods = { adopt: [], reap: [] };
+  for (const pod of pods) {
+    const record = parseSessionRecord(pod);
+    if (record === undefined || pod.metadata?.deletionTimestamp !== undefined) result.reap.push(pod);
+    else result.adopt.push({ pod, record });
+  }
+  return result;
+}
+
+/** `failed to reap <n> orphan pod(s): <name>: <msg>; …` — a warning, boot continues. */
+export function reapFailureMessage(failures: ReadonlyArray<{ name: string; message: string }>): string {
+  return `failed to reap ${failures.length} orphan pod(s): ${failures.map((f) => `${f.name}: ${f.message}`).join("; ")}`;
+}
+
+/**
+ * Workspace ConfigMaps to delete: those named `telo-workspace-app-…` that are neither the
+ * current manifest's nor mounted by any pod of the namespace (labelled or not).
+ */
+export function staleWorkspaceConfigMaps(
+  configMaps: readonly V1ConfigMap[],
+  pods: readonly V1Pod[],
+  currentName: string,
+): string[] {
+  const keep = new Set([currentName]);
+  for (const pod of pods) {
+    for (const volume of pod.spec?.volumes ?? []) if (volume.configMap?.name) keep.add(volume.configMap.name);
+  }
+  return configMaps
+    .map((configMap) => configMap.metadata?.name ?? "")
+    .filter((name) => name.startsWith(WORKSPACE_CONFIGMAP_PREFIX) && !keep.has(name));
+}
