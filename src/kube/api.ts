@@ -1,0 +1,44 @@
+/**
+ * The typed Kubernetes clients the backend uses, made once from a KubeConfig, and a deadline
+ * for calls on the start path (client-node's typed calls have no timeout of their own).
+ */
+import {
+  ApisApi,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  NetworkingV1Api,
+  Watch,
+} from "@kubernetes/client-node";
+
+export type KubeApi = {
+  kubeConfig: KubeConfig;
+  core: CoreV1Api;
+  networking: NetworkingV1Api;
+  batch: BatchV1Api;
+  custom: CustomObjectsApi;
+  apis: ApisApi;
+  watch: Watch;
+};
+
+export function kubeApi(kubeConfig: KubeConfig): KubeApi {
+  return {
+    kubeConfig,
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    networking: kubeConfig.makeApiClient(NetworkingV1Api),
+    batch: kubeConfig.makeApiClient(BatchV1Api),
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    apis: kubeConfig.makeApiClient(ApisApi),
+    watch: new Watch(kubeConfig),
+  };
+}
+
+/** Settles like `call`, or rejects with a timeout once `ms` pass (the call is not cancelled). */
+export function withDeadline<T>(call: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000}s`)), ms);
+  });
+  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+}
