@@ -1,0 +1,150 @@
+// Container behaviours the runner relies on: the Telo kernel debug stream on the inspect port
+// (with last-event-id resumption and --watch reloads) and the workspace container's HTTP surface.
+import { describe, expect, it } from "vitest";
+import { freshNamespace, useCluster, waitFor } from "./helpers.ts";
+
+const c = useCluster();
+
+interface Frame {
+  id: number;
+  event: string;
+  payload?: Record<string, unknown>;
+}
+
+/** Reads SSE frames from url until `enough` says stop; returns what arrived. */
+async function readFrames(url: string, enough: (f: Frame[]) => boolean, lastEventId?: number): Promise<Frame[]> {
+  const ac = new AbortController();
+  const headers: Record<string, string> = { accept: "text/event-stream" };
+  if (lastEventId) headers["last-event-id"] = String(lastEventId);
+  const res = await fetch(url, { headers, signal: ac.signal });
+  expect(res.headers.get("content-type")).toBe("text/event-stream");
+  const frames: Frame[] = [];
+  let buf = "";
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of res.body!) {
+      buf += decoder.decode(chunk as Uint8Array, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const id = Number(/^id: (\d+)$/m.exec(block)?.[1]);
+        const data = JSON.parse(/^data: (.*)$/m.exec(block)![1]!);
+        expect(data.kind).toBe("event");
+        expect(Date.parse(data.timestamp)).not.toBeNaN();
+        frames.push({ id, event: data.event, payload: data.payload });
+      }
+      if (enough(frames)) break;
+    }
+  } finally {
+    ac.abort();
+  }
+  return frames;
+}
+
+async function podIP(ns: string, name: string): Promise<string> {
+  return waitFor(`${name} running`, async () => {
+    const p = await c.core.readNamespacedPod({ name, namespace: ns });
+    return p.status?.phase === "Running" ? p.status.podIP : undefined;
+  });
+}
+
+describe("container behaviours", () => {
+  it("serves the kernel debug stream on the inspect port and resumes after last-event-id", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: "run" },
+        spec: {
+          restartPolicy: "Never",
+          containers: [
+            {
+              name: "session",
+              image: "telorun/node:latest-slim",
+              command: ["telo", "run", "--inspect", "0.0.0.0:9230", "--no-open", "/app/telo.yaml"],
+              stdin: true,
+              tty: true,
+              ports: [{ containerPort: 8080, protocol: "TCP" }],
+            },
+          ],
+        },
+      },
+    });
+    const ip = await podIP(ns, "run");
+    const frames = await readFrames(`http://${ip}:9230/events`, (f) => f.length >= 3);
+    expect(frames.map((f) => f.event)).toEqual(["Kernel.Starting", "Kernel.PortsResolved", "Kernel.Started"]);
+    expect(frames[1]!.payload).toEqual({ ports: [{ port: 8080, protocol: "tcp" }] });
+    c.cluster.faults.exitPod(ns, "run", { exitCode: 0 });
+    // The stream closes with the container; what was emitted before is gone with it, so
+    // resumption is checked on a second pod below.
+    expect(frames.map((f) => f.id)).toEqual([1, 2, 3]);
+
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: "fails", annotations: { "sim.k8s-runner.dev/kernel-debug": "run-failed" } },
+        spec: { restartPolicy: "Never", containers: [{ name: "session", image: "telorun/node", command: ["telo", "run", "--inspect=0.0.0.0:9230", "/app/x.yaml"], stdin: true }] },
+      },
+    });
+    const ip2 = await podIP(ns, "fails");
+    const resumed = await readFrames(`http://${ip2}:9230/events`, (f) => f.length >= 1, 1);
+    expect(resumed[0]).toMatchObject({ id: 2, event: "Kernel.RunFailed", payload: { code: "SIM_RUN_FAILED" } });
+  });
+
+  it("runs a watch pod: workspace surface on 8099, app containers boot when their entry exists and reload on writes", async () => {
+    const ns = await freshNamespace(c);
+    const appCommand = ["sh", "-c", 'while [ ! -f "$TELO_ENTRY" ]; do sleep 0.2; done; exec telo run --watch --inspect "$TELO_INSPECT_ADDR" --no-open "$TELO_ENTRY"'];
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: "watch" },
+        spec: {
+          restartPolicy: "Never",
+          containers: [
+            { name: "workspace", image: "telorun/node", command: ["telo", "run", "/opt/telo-workspace/telo.yaml"], ports: [{ containerPort: 8099, protocol: "TCP" }], env: [{ name: "PORT", value: "8099" }] },
+            {
+              name: "app-web",
+              image: "telorun/node",
+              command: appCommand,
+              stdin: true,
+              tty: true,
+              env: [{ name: "TELO_ENTRY", value: "/workspace/web/telo.yaml" }, { name: "TELO_INSPECT_ADDR", value: "0.0.0.0:9230" }],
+              ports: [{ containerPort: 3000 }],
+            },
+          ],
+        },
+      },
+    });
+    const ip = await podIP(ns, "watch");
+    const ws = `http://${ip}:8099/workspace`;
+    expect(await (await fetch(ws)).json()).toEqual({ files: [] });
+
+    const framesP = readFrames(`http://${ip}:9230/events`, (f) => f.length >= 6);
+    const applied = await fetch(ws, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ write: [{ path: "web/telo.yaml", content: "kind: Telo.Application\n" }, { path: "node_modules/x.js", content: "aGk=", encoding: "base64" }] }),
+    });
+    expect(await applied.json()).toEqual({ written: 2, deleted: 0 });
+    const tree = (await (await fetch(ws)).json()) as { files: { path: string; hash: string }[] };
+    expect(tree.files.map((f) => f.path)).toEqual(["web/telo.yaml"]);
+    expect(tree.files[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
+    const file = await (await fetch(`${ws}/file?path=web/telo.yaml&encoding=base64`)).json();
+    expect(Buffer.from(file.content, "base64").toString()).toBe("kind: Telo.Application\n");
+    expect(file.size).toBe(23);
+    const snap = await (await fetch(`${ws}/snapshot`)).json();
+    expect(snap.files[0]).toMatchObject({ path: "web/telo.yaml", encoding: "base64" });
+
+    // Touch the entry, as reload() does: the kernel stops and starts again.
+    await fetch(ws, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ write: [{ path: "web/telo.yaml", content: file.content, encoding: "base64" }] }) });
+    const frames = await framesP;
+    expect(frames.slice(0, 6).map((f) => f.event)).toEqual(["Kernel.Starting", "Kernel.PortsResolved", "Kernel.Started", "Kernel.Stopped", "Kernel.Starting", "Kernel.PortsResolved"]);
+
+    const missing = await fetch(`${ws}/file?path=nope.yaml`);
+    expect(missing.status).toBe(500);
+    expect((await missing.json()).error).toContain("ENOENT");
+    const traversal = await fetch(ws, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ write: [{ path: "../etc/passwd", content: "x" }] }) });
+    expect(traversal.status).toBe(500);
+  });
+});
