@@ -6,7 +6,7 @@
  */
 import type { V1Container, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from "@kubernetes/client-node";
 import type { BuildConfig } from "../../config/kube.ts";
-import { FETCH_INIT_CONTAINER_RESOURCES } from "./limits.ts";
+import { fetchInitContainer } from "./fetch-init.ts";
 import { buildJobName, buildLabels } from "./names.ts";
 
 /**
@@ -43,13 +43,12 @@ export function buildJob(input: BuildJobInput): V1Job {
   const labels = buildLabels(input.managedBy);
   const contextMount: V1VolumeMount = { name: "context", mountPath: "/workspace" };
 
-  const contextFetch: V1Container = {
+  const contextFetch = fetchInitContainer({
     name: "context-fetch",
     image: input.initImage,
-    command: ["sh", "-c"],
-    args: [`set -e; wget -qO /tmp/context.tgz "${input.contextUrl}"; tar xzf /tmp/context.tgz -C /workspace`],
-    resources: FETCH_INIT_CONTAINER_RESOURCES,
-    volumeMounts: [contextMount, { name: "tmp", mountPath: "/tmp" }],
+    url: input.contextUrl,
+    volume: "context",
+    mountPath: "/workspace",
     // emptyDirs are world-writable, so the fetch works as any non-root user.
     securityContext: {
       allowPrivilegeEscalation: false,
@@ -58,7 +57,7 @@ export function buildJob(input: BuildJobInput): V1Job {
       runAsUser: 1000,
       capabilities: { drop: ["ALL"] },
     },
-  };
+  });
 
   const kaniko: V1Container = {
     name: "kaniko",

@@ -7,9 +7,10 @@
  * were installed into its own `/telo-cache` at build time — there the emptyDir would hide
  * them, so the cache stays the image's read-only layer and telo is told not to write to it.
  */
-import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from "@kubernetes/client-node";
+import type { V1Container, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
 import type { SessionPodSettings } from "../../config/kube.ts";
-import { containerResources, FETCH_INIT_CONTAINER_RESOURCES, type Ceilings } from "./limits.ts";
+import { fetchInitContainer } from "./fetch-init.ts";
+import { containerResources, type Ceilings } from "./limits.ts";
 import { runPodName, sessionLabels } from "./names.ts";
 import {
   configuredImage,
@@ -67,17 +68,23 @@ export function runPod(input: RunPodInput): V1Pod {
   const app = session.apps[0];
   if (!app) throw new Error("a run session has exactly one app");
   const built = input.builtImage !== undefined;
-  const scratchVolumes = built ? ["app", "work", "home", "tmp"] : ["app", "telo-cache", "work", "home", "tmp"];
+  // Every writable path is an emptyDir of its own; the volumes are exactly these mounts.
+  const mounts = [
+    mount("app", "/app"),
+    ...(built ? [] : [mount("telo-cache", "/telo-cache")]),
+    mount("work", "/work"),
+    mount("home", "/home/telo"),
+    mount("tmp", "/tmp"),
+  ];
 
-  const bodyFetch: V1Container = {
+  const bodyFetch = fetchInitContainer({
     name: "body-fetch",
     image: settings.initImage,
-    command: ["sh", "-c"],
-    args: [`set -e; wget -qO /tmp/body.tgz "${input.bundleUrl}"; tar xzf /tmp/body.tgz -C /app`],
-    resources: FETCH_INIT_CONTAINER_RESOURCES,
-    volumeMounts: [mount("app", "/app"), mount("tmp", "/tmp")],
+    url: input.bundleUrl,
+    volume: "app",
+    mountPath: "/app",
     securityContext: HARDENED_CONTAINER_SECURITY,
-  };
+  });
 
   const sessionContainer: V1Container = {
     name: "session",
@@ -96,13 +103,7 @@ export function runPod(input: RunPodInput): V1Pod {
     tty: true,
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),
-    volumeMounts: [
-      mount("app", "/app"),
-      ...(built ? [] : [mount("telo-cache", "/telo-cache")]),
-      mount("work", "/work"),
-      mount("home", "/home/telo"),
-      mount("tmp", "/tmp"),
-    ],
+    volumeMounts: mounts,
     securityContext: HARDENED_CONTAINER_SECURITY,
   };
 
@@ -121,7 +122,7 @@ export function runPod(input: RunPodInput): V1Pod {
       securityContext: HARDENED_POD_SECURITY,
       initContainers: [bodyFetch],
       containers: [sessionContainer],
-      volumes: scratchVolumes.map((name): V1Volume => ({ name, emptyDir: {} })),
+      volumes: mounts.map(({ name }) => ({ name, emptyDir: {} })),
     },
   };
 }

@@ -48,7 +48,8 @@ describe("buildJob", () => {
                 name: "context-fetch",
                 image: "busybox:stable",
                 command: ["sh", "-c"],
-                args: [`set -e; wget -qO /tmp/context.tgz "${CONTEXT_URL}"; tar xzf /tmp/context.tgz -C /workspace`],
+                args: ['set -e; wget -qO /tmp/archive.tgz "$ARCHIVE_URL"; tar xzf /tmp/archive.tgz -C /workspace'],
+                env: [{ name: "ARCHIVE_URL", value: CONTEXT_URL }],
                 resources: { limits: { cpu: "50m", memory: "64Mi" }, requests: { cpu: "50m", memory: "64Mi" } },
                 volumeMounts: [
                   { name: "context", mountPath: "/workspace" },

@@ -60,7 +60,8 @@ describe("runPod", () => {
             name: "body-fetch",
             image: "busybox:stable",
             command: ["sh", "-c"],
-            args: [`set -e; wget -qO /tmp/body.tgz "${BUNDLE_URL}"; tar xzf /tmp/body.tgz -C /app`],
+            args: ['set -e; wget -qO /tmp/archive.tgz "$ARCHIVE_URL"; tar xzf /tmp/archive.tgz -C /app'],
+            env: [{ name: "ARCHIVE_URL", value: BUNDLE_URL }],
             resources: { limits: { cpu: "50m", memory: "64Mi" }, requests: { cpu: "50m", memory: "64Mi" } },
             volumeMounts: [
               { name: "app", mountPath: "/app" },
