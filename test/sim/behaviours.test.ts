@@ -130,10 +130,10 @@ describe("container behaviours", () => {
     const tree = (await (await fetch(ws)).json()) as { files: { path: string; hash: string }[] };
     expect(tree.files.map((f) => f.path)).toEqual(["web/telo.yaml"]);
     expect(tree.files[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
-    const file = await (await fetch(`${ws}/file?path=web/telo.yaml&encoding=base64`)).json();
+    const file = (await (await fetch(`${ws}/file?path=web/telo.yaml&encoding=base64`)).json()) as { content: string; size: number };
     expect(Buffer.from(file.content, "base64").toString()).toBe("kind: Telo.Application\n");
     expect(file.size).toBe(23);
-    const snap = await (await fetch(`${ws}/snapshot`)).json();
+    const snap = (await (await fetch(`${ws}/snapshot`)).json()) as { files: unknown[] };
     expect(snap.files[0]).toMatchObject({ path: "web/telo.yaml", encoding: "base64" });
 
     // Touch the entry, as reload() does: the kernel stops and starts again.
@@ -143,7 +143,7 @@ describe("container behaviours", () => {
 
     const missing = await fetch(`${ws}/file?path=nope.yaml`);
     expect(missing.status).toBe(500);
-    expect((await missing.json()).error).toContain("ENOENT");
+    expect(((await missing.json()) as { error: string }).error).toContain("ENOENT");
     const traversal = await fetch(ws, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ write: [{ path: "../etc/passwd", content: "x" }] }) });
     expect(traversal.status).toBe(500);
   });
