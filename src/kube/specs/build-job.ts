@@ -6,6 +6,7 @@
  */
 import type { V1Container, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from "@kubernetes/client-node";
 import type { BuildConfig } from "../../config/kube.ts";
+import { DOCKERFILE_PATH } from "./dockerfile.ts";
 import { fetchInitContainer } from "./fetch-init.ts";
 import { buildJobName, buildLabels } from "./names.ts";
 
@@ -36,19 +37,22 @@ export function builtImageReference(repository: string, tag: string): string {
   return `${repository}:${tag}`;
 }
 
+/** Where the build context (bundle + Dockerfile) is unpacked and Kaniko reads it. */
+const CONTEXT_DIR = "/workspace";
+
 const INSECURE_REGISTRY_FLAGS = ["--insecure", "--skip-tls-verify", "--insecure-pull", "--skip-tls-verify-pull"];
 
 export function buildJob(input: BuildJobInput): V1Job {
   const { build } = input;
   const labels = buildLabels(input.managedBy);
-  const contextMount: V1VolumeMount = { name: "context", mountPath: "/workspace" };
+  const contextMount: V1VolumeMount = { name: "context", mountPath: CONTEXT_DIR };
 
   const contextFetch = fetchInitContainer({
     name: "context-fetch",
     image: input.initImage,
     url: input.contextUrl,
-    volume: "context",
-    mountPath: "/workspace",
+    volume: contextMount.name,
+    mountPath: CONTEXT_DIR,
     // emptyDirs are world-writable, so the fetch works as any non-root user.
     securityContext: {
       allowPrivilegeEscalation: false,
@@ -63,8 +67,8 @@ export function buildJob(input: BuildJobInput): V1Job {
     name: "kaniko",
     image: build.builderImage,
     args: [
-      "--context=dir:///workspace",
-      "--dockerfile=/workspace/Dockerfile",
+      `--context=dir://${CONTEXT_DIR}`,
+      `--dockerfile=${CONTEXT_DIR}/${DOCKERFILE_PATH}`,
       `--destination=${builtImageReference(build.repository, input.tag)}`,
       ...(build.insecureRegistry ? INSECURE_REGISTRY_FLAGS : []),
     ],

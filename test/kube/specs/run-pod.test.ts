@@ -189,6 +189,11 @@ describe("runPod", () => {
       }),
       "build path": input({ builtImage: "registry.example.com/telo-sessions:0123456789abcdef0123456789abcdef" }),
       "no env": input({ env: {} }),
+      "everything at once": input({
+        settings: FULL_SETTINGS,
+        session: runSession({ inspect: true, apps: [{ name: "app", entryRelativePath: "main.yaml", ports: twoPorts, io: "tty" }] }),
+        builtImage: "registry.example.com/telo-sessions:0123456789abcdef0123456789abcdef",
+      }),
     };
     for (const [name, configuration] of Object.entries(configurations)) {
       it(name, () => {
