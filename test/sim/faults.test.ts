@@ -1,0 +1,98 @@
+// Fault injection and accounting, from the TypeScript API and from the HTTP control endpoint.
+import { describe, expect, it } from "vitest";
+import { freshNamespace, pod, statusOf, useCluster, waitFor } from "./helpers.ts";
+
+const c = useCluster();
+
+async function control(path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${c.cluster.url}/_sim/${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+describe("faults and counters", () => {
+  it("fails the next N matching requests with the given code, then recovers", async () => {
+    const ns = await freshNamespace(c);
+    c.cluster.faults.failNext({ verb: "create", resource: "pods", code: 500, count: 2 });
+    const first = await statusOf(c.core.createNamespacedPod({ namespace: ns, body: pod("a") }));
+    expect(first).toMatchObject({ code: 500, reason: "InternalError" });
+    expect((await statusOf(c.core.createNamespacedPod({ namespace: ns, body: pod("a") }))).code).toBe(500);
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("a") });
+    // Other verbs and resources were never affected.
+    c.cluster.faults.failNext({ verb: "get", resource: "configmaps", code: 429 });
+    await c.core.readNamespacedPod({ name: "a", namespace: ns });
+    expect((await statusOf(c.core.readNamespacedConfigMap({ name: "x", namespace: ns }))).code).toBe(429);
+  });
+
+  it("adds latency to matching requests without failing them", async () => {
+    const ns = await freshNamespace(c);
+    c.cluster.faults.addLatency({ verb: "list", resource: "configmaps", ms: 50 });
+    const list = await c.core.listNamespacedConfigMap({ namespace: ns });
+    expect(list.items).toEqual([]);
+    c.cluster.faults.clear();
+  });
+
+  it("makes a pod exit now, and deletes one behind the client's back", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("p", { container: { stdin: true, tty: true } }) });
+    await waitFor("running", async () => (await c.core.readNamespacedPod({ name: "p", namespace: ns })).status?.phase === "Running");
+    expect(c.cluster.faults.exitPod(ns, "p", { exitCode: 7 })).toBe(true);
+    const p = await waitFor("failed", async () => {
+      const x = await c.core.readNamespacedPod({ name: "p", namespace: ns });
+      return x.status?.phase === "Failed" ? x : undefined;
+    });
+    expect(p.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 7, reason: "Error" });
+    expect(c.cluster.faults.deletePod(ns, "p")).toBe(true);
+    expect((await statusOf(c.core.readNamespacedPod({ name: "p", namespace: ns }))).code).toBe(404);
+  });
+
+  it("counts requests by verb and resource and records RBAC tuples", async () => {
+    const ns = await freshNamespace(c);
+    c.cluster.resetCounters();
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("counted", { container: { stdin: true } }) });
+    await c.core.readNamespacedPod({ name: "counted", namespace: ns });
+    await c.core.listNamespacedPod({ namespace: ns });
+    await c.core.listNamespacedPod({ namespace: ns });
+    await waitFor("running", async () => (await c.core.readNamespacedPod({ name: "counted", namespace: ns })).status?.phase === "Running");
+    await c.core.readNamespacedPodLog({ name: "counted", namespace: ns });
+    await c.networking.listIngressClass();
+    const counts = c.cluster.counters().requests;
+    expect(counts["create pods"]).toBe(1);
+    expect(counts["list pods"]).toBe(2);
+    expect(counts["get pods/log"]).toBe(1);
+    expect(counts["list ingressclasses"]).toBe(1);
+    const recorded = c.cluster.recordedRequests();
+    expect(recorded[0]).toEqual({ verb: "create", apiGroup: "", resource: "pods", namespace: ns });
+    expect(recorded).toContainEqual({ verb: "get", apiGroup: "", resource: "pods", subresource: "log", namespace: ns });
+    expect(recorded).toContainEqual({ verb: "list", apiGroup: "networking.k8s.io", resource: "ingressclasses" });
+  });
+
+  it("exposes the same knobs over the HTTP control endpoint, validating bodies", async () => {
+    const ns = await freshNamespace(c);
+    expect((await control("faults/fail", { verb: "list", resource: "secrets", code: 503 })).status).toBe(200);
+    expect((await statusOf(c.core.listNamespacedSecret({ namespace: ns }))).code).toBe(503);
+    const bad = await control("faults/fail", { verb: "frobnicate", code: 200 });
+    expect(bad.status).toBe(400);
+    expect(String((bad.json as { error: string }).error)).toMatch(/verb/);
+
+    await control("counters/reset", {});
+    await c.core.listNamespacedConfigMap({ namespace: ns });
+    const counters = (await control("counters")).json as { requests: Record<string, number>; openWatches: number };
+    expect(counters.requests["list configmaps"]).toBe(1);
+    expect(typeof counters.openWatches).toBe("number");
+
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("q", { container: { stdin: true } }) });
+    await waitFor("running", async () => (await c.core.readNamespacedPod({ name: "q", namespace: ns })).status?.phase === "Running");
+    expect((await control("pods/exit", { namespace: ns, name: "q", exitCode: 0 })).json).toEqual({ exited: true });
+    await waitFor("succeeded", async () => (await c.core.readNamespacedPod({ name: "q", namespace: ns })).status?.phase === "Succeeded");
+    expect((await control("pods/delete", { namespace: ns, name: "q" })).json).toEqual({ deleted: true });
+    expect((await control("faults/drop-watches", {})).status).toBe(200);
+    expect((await control("faults/expire-resource-versions", {})).status).toBe(200);
+    expect((await control("faults/cut-attach", {})).json).toEqual({ cut: 0 });
+    expect((await control("faults/clear", {})).status).toBe(200);
+    expect((await control("requests")).status).toBe(200);
+  });
+});
