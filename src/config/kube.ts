@@ -30,6 +30,23 @@ const routingModeVar = v.pipe(
   ),
 );
 
+/** The apiserver's quantity grammar: a number with a binary, decimal or exponent suffix. */
+const KUBERNETES_QUANTITY = /^\+?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
+
+/**
+ * A resource ceiling. Checked at boot so that a typo stops the runner with a clear sentence
+ * instead of every session pod being refused by the apiserver (422).
+ */
+function quantityVar(name: string, fallback: string, examples: string) {
+  return v.pipe(
+    stringVar(fallback),
+    v.check(
+      (quantity) => KUBERNETES_QUANTITY.test(quantity) && /[1-9]/.test(quantity.replace(/[eE][+-]?\d+$/, "")),
+      (issue) => `${name} must be a positive Kubernetes quantity (e.g. ${examples}), got '${String(issue.input)}'.`,
+    ),
+  );
+}
+
 export const kubeEnvSchema = v.object({
   RUNNER_SELF_URL: baseVar,
   RUNNER_BUNDLE_PORT: portVar("RUNNER_BUNDLE_PORT", 8063),
@@ -41,14 +58,14 @@ export const kubeEnvSchema = v.object({
   RUNNER_INIT_IMAGE: stringVar("busybox:stable"),
   RUNNER_IMAGE_PULL_SECRET: stringVar(undefined),
   RUNNER_RUNTIME_CLASS: stringVar(undefined),
-  RUNNER_MAX_CPU: stringVar("500m"),
-  RUNNER_MAX_MEMORY: stringVar("512Mi"),
+  RUNNER_MAX_CPU: quantityVar("RUNNER_MAX_CPU", "500m", "500m, 1"),
+  RUNNER_MAX_MEMORY: quantityVar("RUNNER_MAX_MEMORY", "512Mi", "512Mi, 1Gi"),
   RUNNER_MAX_TTL_SECONDS: positiveIntVar("RUNNER_MAX_TTL_SECONDS", 3600),
-  RUNNER_MAX_EPHEMERAL_STORAGE: stringVar("1Gi"),
-  RUNNER_APP_MAX_CPU: stringVar("500m"),
-  RUNNER_APP_MAX_MEMORY: stringVar("512Mi"),
+  RUNNER_MAX_EPHEMERAL_STORAGE: quantityVar("RUNNER_MAX_EPHEMERAL_STORAGE", "1Gi", "512Mi, 1Gi"),
+  RUNNER_APP_MAX_CPU: quantityVar("RUNNER_APP_MAX_CPU", "500m", "500m, 1"),
+  RUNNER_APP_MAX_MEMORY: quantityVar("RUNNER_APP_MAX_MEMORY", "512Mi", "512Mi, 1Gi"),
   RUNNER_APP_MAX_TTL_SECONDS: positiveIntVar("RUNNER_APP_MAX_TTL_SECONDS", 21600),
-  RUNNER_APP_MAX_EPHEMERAL_STORAGE: stringVar("1Gi"),
+  RUNNER_APP_MAX_EPHEMERAL_STORAGE: quantityVar("RUNNER_APP_MAX_EPHEMERAL_STORAGE", "1Gi", "512Mi, 1Gi"),
   SESSION_ROUTING_MODE: routingModeVar,
   SESSION_ROUTING_BASE_DOMAIN: stringVar(undefined),
   SESSION_ROUTE_READY_TIMEOUT_SECONDS: positiveIntVar("SESSION_ROUTE_READY_TIMEOUT_SECONDS", 60),

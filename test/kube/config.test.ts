@@ -158,6 +158,24 @@ describe("loadKubeConfig", () => {
       );
     });
 
+    it("refuses a ceiling that is not a positive Kubernetes quantity", () => {
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_MAX_CPU: "half" })).toBe(
+        "RUNNER_MAX_CPU must be a positive Kubernetes quantity (e.g. 500m, 1), got 'half'.",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_APP_MAX_MEMORY: "512MB" })).toBe(
+        "RUNNER_APP_MAX_MEMORY must be a positive Kubernetes quantity (e.g. 512Mi, 1Gi), got '512MB'.",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_MAX_EPHEMERAL_STORAGE: "0Gi" })).toBe(
+        "RUNNER_MAX_EPHEMERAL_STORAGE must be a positive Kubernetes quantity (e.g. 512Mi, 1Gi), got '0Gi'.",
+      );
+    });
+
+    it("accepts every quantity form the apiserver does", () => {
+      for (const quantity of ["250m", "2", "0.5", ".5", "1.5Gi", "100M", "1k", "1e3", "1E-1", "+1Ki", "500u"]) {
+        expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_MAX_CPU: quantity }).runCeilings.cpu).toBe(quantity);
+      }
+    });
+
     it("refuses invalid integers, booleans and ports in the shared wording", () => {
       expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_MAX_TTL_SECONDS: "0" })).toBe(
         "RUNNER_MAX_TTL_SECONDS must be a positive integer, got '0'.",
