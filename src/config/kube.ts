@@ -47,11 +47,25 @@ function quantityVar(name: string, fallback: string, examples: string) {
   );
 }
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/** A namespace name (RFC 1123 label), checked at boot for the same reason as the quantities. */
+function namespaceVar(name: string, fallback: string) {
+  return v.pipe(
+    stringVar(fallback),
+    v.regex(DNS_LABEL, (issue) => `${name} must be a Kubernetes namespace name (lowercase RFC 1123 label), got '${String(issue.input)}'.`),
+  );
+}
+
 export const kubeEnvSchema = v.object({
   RUNNER_SELF_URL: baseVar,
   RUNNER_BUNDLE_PORT: portVar("RUNNER_BUNDLE_PORT", 8063),
-  RUNNER_SESSION_NAMESPACE: stringVar("telo-sessions"),
-  RUNNER_MANAGED_BY: stringVar("telo-k8s-runner"),
+  RUNNER_SESSION_NAMESPACE: namespaceVar("RUNNER_SESSION_NAMESPACE", "telo-sessions"),
+  RUNNER_MANAGED_BY: v.pipe(
+    stringVar("telo-k8s-runner"),
+    v.regex(LABEL_VALUE, (issue) => `RUNNER_MANAGED_BY must be a Kubernetes label value, got '${String(issue.input)}'.`),
+  ),
   RUNNER_DISPLAY_NAME: stringVar("Telo Runner"),
   RUNNER_DESCRIPTION: stringVar("Runs the Telo application in a cloud environment"),
   RUNNER_IMAGE: stringVar("telorun/node:latest-slim"),
@@ -72,7 +86,13 @@ export const kubeEnvSchema = v.object({
   SESSION_INGRESS_CLASS: stringVar(undefined),
   SESSION_INGRESS_TLS_SECRET: stringVar(undefined),
   SESSION_GATEWAY_NAME: stringVar(undefined),
-  SESSION_GATEWAY_NAMESPACE: stringVar(undefined),
+  SESSION_GATEWAY_NAMESPACE: v.pipe(
+    stringVar(undefined),
+    v.check(
+      (namespace) => namespace === undefined || DNS_LABEL.test(namespace),
+      (issue) => `SESSION_GATEWAY_NAMESPACE must be a Kubernetes namespace name (lowercase RFC 1123 label), got '${String(issue.input)}'.`,
+    ),
+  ),
   SESSION_GATEWAY_SECTION_NAME: stringVar(undefined),
   RUNNER_BASE_IMAGE_CATALOG_ENABLED: booleanVar("RUNNER_BASE_IMAGE_CATALOG_ENABLED", true),
   RUNNER_BASE_IMAGE_REPO: stringVar("telorun/node"),
@@ -85,7 +105,7 @@ export const kubeEnvSchema = v.object({
   RUNNER_BASE_IMAGE_REFRESH_SECONDS: positiveIntVar("RUNNER_BASE_IMAGE_REFRESH_SECONDS", 3600),
   // Image build path (§2.10): on exactly when RUNNER_IMAGE_REPOSITORY is set.
   RUNNER_IMAGE_REPOSITORY: baseVar,
-  RUNNER_BUILD_NAMESPACE: stringVar("telo-builds"),
+  RUNNER_BUILD_NAMESPACE: namespaceVar("RUNNER_BUILD_NAMESPACE", "telo-builds"),
   RUNNER_BUILDER_IMAGE: stringVar("gcr.io/kaniko-project/executor:latest"),
   RUNNER_BUILD_TIMEOUT_SECONDS: positiveIntVar("RUNNER_BUILD_TIMEOUT_SECONDS", 600),
   // The reference enabled this only for the exact string `true`; read like every other boolean

@@ -170,6 +170,22 @@ describe("loadKubeConfig", () => {
       );
     });
 
+    it("refuses namespace names and a managed-by value Kubernetes would refuse", () => {
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_SESSION_NAMESPACE: "Telo_Sessions" })).toBe(
+        "RUNNER_SESSION_NAMESPACE must be a Kubernetes namespace name (lowercase RFC 1123 label), got 'Telo_Sessions'.",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_BUILD_NAMESPACE: "-builds" })).toBe(
+        "RUNNER_BUILD_NAMESPACE must be a Kubernetes namespace name (lowercase RFC 1123 label), got '-builds'.",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, SESSION_GATEWAY_NAMESPACE: "gateways.example" })).toBe(
+        "SESSION_GATEWAY_NAMESPACE must be a Kubernetes namespace name (lowercase RFC 1123 label), got 'gateways.example'.",
+      );
+      expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_MANAGED_BY: "telo k8s runner" })).toBe(
+        "RUNNER_MANAGED_BY must be a Kubernetes label value, got 'telo k8s runner'.",
+      );
+      expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_MANAGED_BY: "Telo_Runner.v2" }).sessionPods.managedBy).toBe("Telo_Runner.v2");
+    });
+
     it("accepts every quantity form the apiserver does", () => {
       for (const quantity of ["250m", "2", "0.5", ".5", "1.5Gi", "100M", "1k", "1e3", "1E-1", "+1Ki", "500u"]) {
         expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_MAX_CPU: quantity }).runCeilings.cpu).toBe(quantity);
