@@ -122,3 +122,32 @@ export function resolveRouting(config: RoutingConfig, probe?: RoutingProbe): Rou
     },
   };
 }
+
+/** The boot log line of a decision (§1.4 step 5); refusals are printed by the config-error path instead. */
+export function routingLogEntry(decision: Exclude<RoutingDecision, { refusal: string }>): {
+  level: "warn" | "info";
+  message: string;
+  fields: Record<string, string>;
+} {
+  switch (decision.layer) {
+    case "none":
+      return { level: "warn", message: "session routing disabled (logs-only)", fields: { reason: decision.reason } };
+    case "ingress":
+      return {
+        level: "info",
+        message: "session routing resolved",
+        fields: { layer: "ingress", ingressClass: decision.ingressClass ?? "(cluster default)", baseDomain: decision.baseDomain },
+      };
+    case "gateway":
+      return {
+        level: "info",
+        message: "session routing resolved",
+        fields: {
+          layer: "gateway",
+          apiVersion: `${GATEWAY_API_GROUP}/${decision.version}`,
+          gateway: `${decision.gateway.namespace}/${decision.gateway.name}`,
+          baseDomain: decision.baseDomain,
+        },
+      };
+  }
+}

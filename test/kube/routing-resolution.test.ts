@@ -4,6 +4,7 @@ import type { RoutingConfig } from "../../src/config/kube.ts";
 import {
   gatewayApiVersion,
   resolveRouting,
+  routingLogEntry,
   routingNeedsProbe,
   type RoutingProbe,
 } from "../../src/kube/routing-resolution.ts";
@@ -164,5 +165,27 @@ describe("resolveRouting", () => {
 
   it("needs the probe once a base domain is set", () => {
     expect(() => resolveRouting(CONFIG)).toThrow("resolveRouting needs the cluster probe");
+  });
+});
+
+describe("routingLogEntry", () => {
+  it("warns about logs-only and says which layer was resolved", () => {
+    expect(routingLogEntry({ layer: "none", reason: "SESSION_ROUTING_MODE=none" })).toEqual({
+      level: "warn",
+      message: "session routing disabled (logs-only)",
+      fields: { reason: "SESSION_ROUTING_MODE=none" },
+    });
+    expect(routingLogEntry({ layer: "ingress", baseDomain: "run.example.com" })).toEqual({
+      level: "info",
+      message: "session routing resolved",
+      fields: { layer: "ingress", ingressClass: "(cluster default)", baseDomain: "run.example.com" },
+    });
+    expect(
+      routingLogEntry({ layer: "gateway", baseDomain: "run.example.com", version: "v1", gateway: { name: "public", namespace: "gateways" } }),
+    ).toEqual({
+      level: "info",
+      message: "session routing resolved",
+      fields: { layer: "gateway", apiVersion: "gateway.networking.k8s.io/v1", gateway: "gateways/public", baseDomain: "run.example.com" },
+    });
   });
 });
