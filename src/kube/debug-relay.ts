@@ -1,0 +1,121 @@
+/**
+ * The debug relay (contract.md §9.1, kubernetes.md §7.2): follows the kernel inspector's
+ * `text/event-stream` inside a session pod and hands every parsed frame on. The pod may still be
+ * booting or its kernel restarting, so every failure is answered the same way: wait and
+ * reconnect, until the session's signal aborts. Resuming with `last-event-id` keeps a reconnect
+ * from replaying (and re-counting) frames already delivered.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { request } from "undici";
+import * as v from "valibot";
+import { type DebugFrame, DebugFrameSchema } from "../contract/wire.ts";
+
+const DEFAULT_RETRY_MS = 500;
+
+/** One SSE block's fields as the kernel writes them. */
+interface SseBlock {
+  data: string | undefined;
+  id: string | undefined;
+}
+
+/**
+ * Field lines of one block. Unlike the SSE standard, which strips one space, all leading
+ * whitespace after the colon is dropped, as the reference relay does; comment lines start with
+ * `:` and carry no field.
+ */
+function parseBlock(block: string): SseBlock {
+  const data: string[] = [];
+  let id: string | undefined;
+  for (const line of block.split("\n")) {
+    if (line.startsWith("data:")) data.push(line.slice("data:".length).trimStart());
+    else if (line.startsWith("id:")) id = line.slice("id:".length).trim();
+  }
+  return { data: data.length > 0 ? data.join("\n") : undefined, id };
+}
+
+/** The frame a block's data carries, or undefined for anything that is not a JSON frame object. */
+function frameOf(data: string): DebugFrame | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  // valibot's object schemas accept arrays; a frame is a JSON object.
+  if (Array.isArray(parsed)) return undefined;
+  const frame = v.safeParse(DebugFrameSchema, parsed);
+  return frame.success ? frame.output : undefined;
+}
+
+/** Cuts complete blocks (ended by a blank line) off the text received so far. */
+class BlockSplitter {
+  private buffer = "";
+
+  push(text: string): string[] {
+    // CRLF line ends are normalised on the whole buffer so a `\r` at a chunk's end still pairs up.
+    this.buffer = (this.buffer + text).replace(/\r\n/g, "\n");
+    const blocks = this.buffer.split("\n\n");
+    this.buffer = blocks.pop() ?? "";
+    return blocks;
+  }
+}
+
+/** What survives a reconnect: the id of the last frame handed on. */
+interface RelayState {
+  lastId: number | undefined;
+}
+
+/** One connection: returns when the stream ends or is refused; throws on connection errors and abort. */
+async function followOnce(url: string, onFrame: (frame: DebugFrame) => void, signal: AbortSignal, state: RelayState): Promise<void> {
+  const headers: Record<string, string> = { accept: "text/event-stream" };
+  if (state.lastId !== undefined && state.lastId > 0) headers["last-event-id"] = String(state.lastId);
+  // undici's default body timeout stays: a stream silent for minutes is re-established, which
+  // also notices a connection that died without a FIN (a pod network gone quiet).
+  const { statusCode, body } = await request(url, { method: "GET", headers, signal });
+  if (statusCode < 200 || statusCode > 299) {
+    await body.dump();
+    return;
+  }
+  const decoder = new TextDecoder();
+  const splitter = new BlockSplitter();
+  for await (const chunk of body) {
+    for (const block of splitter.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+      if (signal.aborted) return;
+      const { data, id } = parseBlock(block);
+      const frame = data === undefined ? undefined : frameOf(data);
+      if (frame === undefined) continue;
+      try {
+        onFrame(frame);
+      } catch {
+        // The consumer's failure is not the stream's: replaying the frame on a reconnect would
+        // only fail again, so it counts as delivered and the relay goes on.
+      }
+      // Recorded only after delivery, so a drop before this point replays the frame, never skips it.
+      if (id !== undefined && id !== "" && Number.isFinite(Number(id))) state.lastId = Number(id);
+    }
+  }
+}
+
+/**
+ * Relays `GET <url>` (`accept: text/event-stream`) until `signal` aborts, reconnecting every
+ * `retryMs` (default 500) after a connection error, a non-2xx answer, an empty body or the end
+ * of the stream. Comments, blocks without data and data that is not a JSON frame are skipped.
+ * Resolves once aborted; never rejects.
+ */
+export async function relayDebugStream(
+  url: string,
+  onFrame: (frame: DebugFrame) => void,
+  signal: AbortSignal,
+  options: { retryMs?: number } = {},
+): Promise<void> {
+  const retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
+  const state: RelayState = { lastId: undefined };
+  while (!signal.aborted) {
+    try {
+      await followOnce(url, onFrame, signal, state);
+    } catch {
+      // Refused, reset, timed out or aborted: the loop condition tells which.
+    }
+    await sleep(retryMs, undefined, { signal }).catch(() => undefined);
+  }
+}
