@@ -87,12 +87,17 @@ export function sessionPodMetadata(input: {
   };
 }
 
-/** The pod-level fields every session pod has; pull secret and runtime class only when configured. */
+/**
+ * The pod-level fields every session pod has; pull secret and runtime class only when configured.
+ * Service links are off: otherwise every session's Service would appear as `<NAME>_SERVICE_HOST`
+ * env in every later session pod, telling one session where its neighbours listen.
+ */
 export function sessionPodBasics(settings: SessionPodSettings, ttlSeconds: number): Omit<V1PodSpec, "containers"> {
   return {
     restartPolicy: "Never",
     activeDeadlineSeconds: ttlSeconds,
     automountServiceAccountToken: false,
+    enableServiceLinks: false,
     ...(settings.imagePullSecret && { imagePullSecrets: [{ name: settings.imagePullSecret }] }),
     ...(settings.runtimeClass && { runtimeClassName: settings.runtimeClass }),
   };

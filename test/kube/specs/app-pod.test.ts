@@ -42,6 +42,7 @@ describe("appPod", () => {
         restartPolicy: "Never",
         activeDeadlineSeconds: 21600,
         automountServiceAccountToken: false,
+        enableServiceLinks: false,
         securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
         containers: [
           {

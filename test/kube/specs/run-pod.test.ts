@@ -48,6 +48,7 @@ describe("runPod", () => {
         restartPolicy: "Never",
         activeDeadlineSeconds: 3600,
         automountServiceAccountToken: false,
+        enableServiceLinks: false,
         securityContext: {
           runAsNonRoot: true,
           runAsUser: 1000,

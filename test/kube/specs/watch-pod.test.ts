@@ -91,6 +91,7 @@ describe("watchPod", () => {
         restartPolicy: "Never",
         activeDeadlineSeconds: 21600,
         automountServiceAccountToken: false,
+        enableServiceLinks: false,
         securityContext: {
           runAsNonRoot: true,
           runAsUser: 1000,
