@@ -49,6 +49,12 @@ export type BackendCallbacks = {
   onRunEnded(app: string, outcome: RunOutcome): void;
   onEndpoints(app: string, change: EndpointChange): void;
   isUserStopped(): boolean;
+  /**
+   * Aborted when the user stops the session (DELETE, shutdown), including before the start
+   * has settled: a backend waiting on a slow start gives up at once instead of making the
+   * stop wait for its start deadline.
+   */
+  stopRequested: AbortSignal;
 };
 
 export type WorkspaceClient = {
@@ -88,8 +94,16 @@ export type BackendDescription = {
   };
 };
 
+/** A session an earlier supervisor left running, which this one takes over (restart safety). */
+export type AdoptableSession = {
+  spec: StartSpec;
+  resume(callbacks: BackendCallbacks): Promise<Workload>;
+};
+
 export type Backend = {
   start(spec: StartSpec, callbacks: BackendCallbacks): Promise<Workload>;
+  /** Called once at boot: the sessions to re-adopt; anything else left over is the backend's to reap. */
+  adoptSessions?(): Promise<AdoptableSession[]>;
   probe(config: ProbeConfig): Promise<AvailabilityReport>;
   /** Re-resolved on every capabilities request (the image picker may refresh). */
   describe(): BackendDescription;

@@ -48,6 +48,11 @@ export class Registry {
     return true;
   }
 
+  /** Registers a re-adopted session: it was admitted by an earlier process, so capacity does not apply. */
+  restore(session: Session): void {
+    this.#sessions.set(session.id, session);
+  }
+
   /** Re-arms or cancels the retention timer after a status change (contract.md §4.2). */
   statusChanged(session: Session, status: RunStatus, now: Date): void {
     if (isTerminal(status)) {

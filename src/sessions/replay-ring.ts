@@ -10,10 +10,16 @@ export class ReplayRing<T> {
   // eviction stays O(1).
   #slots: ({ value: T; bytes: number } | undefined)[] = [];
   #head = 0;
-  #oldestId = 1;
+  #oldestId: number;
   #totalBytes = 0;
 
-  constructor(readonly capBytes: number) {}
+  /** `firstId` is 1 for a new session; an adopted one starts past any id it had before. */
+  constructor(
+    readonly capBytes: number,
+    firstId = 1,
+  ) {
+    this.#oldestId = firstId;
+  }
 
   /** Appends and returns the new entry's id. */
   push(value: T, bytes: number): number {

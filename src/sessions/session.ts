@@ -39,9 +39,10 @@ export class AppChannel {
     ports: PortMapping[],
     replayBufferBytes: number,
     initialTrigger: RunTrigger,
+    firstSeq: number,
   ) {
     this.ports = [...ports];
-    this.bytes = new ReplayRing(replayBufferBytes);
+    this.bytes = new ReplayRing(replayBufferBytes, firstSeq);
     this.run = new RunProjection(name, initialTrigger);
   }
 }
@@ -52,7 +53,18 @@ export type SessionInit = {
   replayBufferBytes: number;
   reloadLimit: number;
   now: Date;
+  /**
+   * First event id and byte seq: 1 for a new session. A session re-adopted after a
+   * supervisor restart lost its history, so its streams start past anything a client can
+   * hold (see adoptedStreamBase): a reconnecting client sees a gap, never a false match.
+   */
+  firstStreamId?: number;
 };
+
+/** Seconds since 2024 — above any id an earlier process handed out, below 2^32 for a century. */
+export function adoptedStreamBase(now: number): number {
+  return Math.floor((now - Date.UTC(2024, 0, 1)) / 1000);
+}
 
 type ChangeListener = () => void;
 
@@ -68,6 +80,8 @@ export class Session {
   status: RunStatus = { kind: "starting" };
   exitedAt: Date | undefined;
   userStopped = false;
+  /** Fired by a user stop; handed to the backend with the start (see BackendCallbacks). */
+  stopRequested = new AbortController();
   workload: Workload | undefined;
   subscribers = 0;
   /** When the last subscriber left (or registration); null while anyone watches. */
@@ -76,6 +90,7 @@ export class Session {
   checkpoint: { files: CheckpointFile[]; at: number } | undefined;
   readonly reloadBudget: ReloadBudget;
   readonly #replayBufferBytes: number;
+  readonly #firstStreamId: number;
   readonly #listeners = new Set<ChangeListener>();
   #disposed = false;
 
@@ -87,8 +102,9 @@ export class Session {
     this.agent = init.agent;
     this.idleSince = init.now.getTime();
     this.#replayBufferBytes = init.replayBufferBytes;
+    this.#firstStreamId = init.firstStreamId ?? 1;
     this.reloadBudget = new ReloadBudget(init.reloadLimit);
-    this.events = new ReplayRing(init.replayBufferBytes);
+    this.events = new ReplayRing(init.replayBufferBytes, this.#firstStreamId);
     for (const app of init.launch.apps) this.addApp(app, "initial");
   }
 
@@ -102,7 +118,7 @@ export class Session {
 
   addApp(app: ResolvedApp, trigger: RunTrigger): void {
     if (this.apps.has(app.name)) return;
-    this.apps.set(app.name, new AppChannel(app.name, app.io, app.ports, this.#replayBufferBytes, trigger));
+    this.apps.set(app.name, new AppChannel(app.name, app.io, app.ports, this.#replayBufferBytes, trigger, this.#firstStreamId));
   }
 
   /** The only app, when there is exactly one (the WebSocket's default target). */

@@ -26,9 +26,15 @@ import {
   planSession,
   resolveApps,
 } from "../sessions/admission.ts";
-import { type Backend, type BackendCallbacks, SessionStartError, type StartSpec } from "../sessions/backend.ts";
+import {
+  type Backend,
+  type BackendCallbacks,
+  SessionStartError,
+  type StartSpec,
+  type Workload,
+} from "../sessions/backend.ts";
 import { Registry } from "../sessions/registry.ts";
-import { Session } from "../sessions/session.ts";
+import { Session, adoptedStreamBase } from "../sessions/session.ts";
 
 export type Outcome = { status: number; body?: unknown };
 
@@ -132,6 +138,7 @@ export class SessionService {
     const session = this.registry.get(id);
     if (!session) return { status: 204 };
     session.userStopped = true;
+    session.stopRequested.abort();
     // Before the workload exists the launch path stops it as soon as it materialises.
     if (!session.workload) return { status: 204 };
     try {
@@ -255,6 +262,7 @@ export class SessionService {
     for (const channel of session.apps.values()) channel.run.setNextTrigger("resume");
     session.workload = undefined;
     session.userStopped = false;
+    session.stopRequested = new AbortController();
     const entry = session.launch.apps[0]?.entryRelativePath || "telo.yaml";
     session.launch = {
       ...session.launch,
@@ -287,12 +295,37 @@ export class SessionService {
     await Promise.all(jobs);
   }
 
+  /**
+   * Boot: takes over the sessions an earlier supervisor left running (restart safety). They
+   * keep their ids and stream URLs; their history starts anew past any old id.
+   */
+  async adoptSessions(): Promise<number> {
+    const adoptable = (await this.backend.adoptSessions?.()) ?? [];
+    const firstStreamId = adoptedStreamBase(Date.now());
+    for (const { spec, resume } of adoptable) {
+      const session = new Session({
+        launch: spec,
+        agent: spec.agent,
+        replayBufferBytes: this.config.replayBufferBytes,
+        reloadLimit: this.config.watch.reloadLimit,
+        now: new Date(spec.createdAt),
+        firstStreamId,
+      });
+      this.registry.restore(session);
+      void this.#launch(session, resume);
+    }
+    return adoptable.length;
+  }
+
   /** SIGTERM: mark everything user-stopped, then stop every live workload. */
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
     if (this.#watchTimer) clearInterval(this.#watchTimer);
     const sessions = this.registry.all();
-    for (const session of sessions) session.userStopped = true;
+    for (const session of sessions) {
+      session.userStopped = true;
+      session.stopRequested.abort();
+    }
     await Promise.allSettled(sessions.map((session) => session.workload?.stop()));
     await this.backend.close?.();
   }
@@ -379,9 +412,12 @@ export class SessionService {
   }
 
   /** Starts the session's workload in the background; start errors end up on the stream. */
-  async #launch(session: Session): Promise<void> {
+  async #launch(
+    session: Session,
+    start: (callbacks: BackendCallbacks) => Promise<Workload> = (callbacks) => this.backend.start(session.launch, callbacks),
+  ): Promise<void> {
     try {
-      const workload = await this.backend.start(session.launch, this.#callbacks(session));
+      const workload = await start(this.#callbacks(session));
       session.workload = workload;
       void workload.done.then(() => {
         if (session.workload === workload) session.workload = undefined;
@@ -422,6 +458,7 @@ export class SessionService {
         append({ type: "endpoints", app, ...change });
       },
       isUserStopped: () => session.userStopped,
+      stopRequested: session.stopRequested.signal,
     };
   }
 
