@@ -61,6 +61,9 @@ function namespaceVar(name: string, fallback: string) {
 export const kubeEnvSchema = v.object({
   RUNNER_SELF_URL: baseVar,
   RUNNER_BUNDLE_PORT: portVar("RUNNER_BUNDLE_PORT", 8063),
+  // Set by `npm start` when it runs the embedded simulated cluster: a session's
+  // `config.simulate` then becomes the sim's behaviour annotations on its pods.
+  RUNNER_SIMULATED_CLUSTER: booleanVar("RUNNER_SIMULATED_CLUSTER", false),
   RUNNER_SESSION_NAMESPACE: namespaceVar("RUNNER_SESSION_NAMESPACE", "telo-sessions"),
   RUNNER_MANAGED_BY: v.pipe(
     stringVar("telo-k8s-runner"),
