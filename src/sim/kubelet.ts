@@ -13,6 +13,7 @@ import type { Store } from "./store.ts";
 import type { StoreEvent } from "./watch.ts";
 import { serveWorkspace, WorkspaceTree } from "./workspace.ts";
 import { createHash, randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 
 const POD = lookupType("", "v1", "pods")!;
 export const NODE_NAME = "sim-node";
@@ -47,16 +48,34 @@ interface ContainerRecord {
   debug?: KernelDebugStream;
 }
 
-/** Distinct addresses in 127.0.0.0/8 (all of it routes to loopback on Linux). */
+/**
+ * Distinct addresses in 127.0.0.0/8 (all of it routes to loopback on Linux). Each cluster starts
+ * at a random point of 127.10.0.1–127.249.255.254, so clusters in parallel test processes rarely
+ * meet; when they do, the kubelet's port probe moves the pod to the next address.
+ */
 class IpPool {
-  private n = 0;
+  private static readonly SPAN = 240 * 65536;
+  private n = Math.floor(Math.random() * IpPool.SPAN);
   next(): string {
-    const i = this.n++;
-    // 127.10.0.1 upwards: clear of 127.0.0.1 and of anything bound to 127.0.x.x / 127.1.x.x.
-    const x = 10 + Math.floor(i / 65024);
-    const rest = i % 65024;
-    return `127.${x}.${Math.floor(rest / 254)}.${(rest % 254) + 1}`;
+    const i = this.n++ % IpPool.SPAN;
+    const host = i % 65536;
+    const ip = `127.${10 + Math.floor(i / 65536)}.${host >> 8}.${host & 255}`;
+    // .0 and .255 in the last octet are legal on loopback but confuse people reading logs.
+    return (host & 255) === 0 || (host & 255) === 255 ? this.next() : ip;
   }
+}
+
+/** True when every port can be bound on ip right now (nothing else holds it). */
+async function portsFree(ip: string, ports: number[]): Promise<boolean> {
+  for (const port of ports) {
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.once("error", () => resolve(false));
+      srv.listen(port, ip, () => srv.close(() => resolve(true)));
+    });
+    if (!free) return false;
+  }
+  return true;
 }
 
 function containerId(): string {
@@ -280,7 +299,9 @@ export class Kubelet {
     await this.delay(rt, 0);
     let pod = this.pod(rt);
     if (!pod) return;
-    rt.ip = this.ips.next();
+    rt.ip = await this.allocateIp(pod);
+    pod = this.pod(rt);
+    if (!pod) return;
     rt.startTime = timestamp();
     this.sync(rt, true);
     rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => this.deadlineExceeded(rt));
@@ -308,6 +329,20 @@ export class Kubelet {
     await Promise.all(rt.mains.map((r) => this.pull(rt, pod!, r)));
     await this.delay(rt, Math.max(0, ...rt.mains.map((r) => this.startDelay(pod!, r))));
     await Promise.all(rt.mains.map((r) => this.runMain(rt, pod!, r, restartPolicy)));
+  }
+
+  /** A pod IP whose ports are free (another cluster on this machine may be using an address). */
+  private async allocateIp(pod: KubeObject): Promise<string> {
+    const ports = new Set<number>();
+    for (const c of pod.spec?.containers ?? []) {
+      for (const p of c.ports ?? []) if ((p.protocol ?? "TCP") === "TCP") ports.add(p.containerPort);
+      const inspect = inspectPort([...(c.command ?? []), ...(c.args ?? [])], envOf(c));
+      if (inspect !== undefined) ports.add(inspect);
+    }
+    for (let attempt = 0; ; attempt++) {
+      const ip = this.ips.next();
+      if (ports.size === 0 || attempt >= 20 || (await portsFree(ip, [...ports]))) return ip;
+    }
   }
 
   private startDelay(pod: KubeObject, r: ContainerRecord): number {
