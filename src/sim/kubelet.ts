@@ -44,6 +44,8 @@ interface ContainerRecord {
   restartCount: number;
   containerID?: string;
   process?: ContainerProcess;
+  /** The instance before the last restart, for `logs --previous`. */
+  previous?: ContainerProcess;
   servers: Closable[];
   debug?: KernelDebugStream;
 }
@@ -371,6 +373,7 @@ export class Kubelet {
   }
 
   private async backOff(rt: PodRuntime, r: ContainerRecord): Promise<void> {
+    r.previous = r.process;
     r.lastState = r.state;
     r.restartCount++;
     r.state = { waiting: { reason: "CrashLoopBackOff", message: `back-off ${Math.round(this.options.backoffMs / 1000)}s restarting failed container=${r.name} pod=${rt.name}_${rt.namespace}(${rt.uid})` } };

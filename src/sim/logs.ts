@@ -42,10 +42,11 @@ function formatEntries(entries: LogEntry[], timestamps: boolean): string[] {
 export function serveLogs(kubelet: Kubelet, pod: KubeObject, query: URLSearchParams, res: ServerResponse): void {
   const rt = kubelet.runtime(pod.metadata.namespace!, pod.metadata.name);
   const { name, record } = pickContainer(pod, rt, query.get("container"));
-  if (query.get("previous") === "true") {
+  const previous = query.get("previous") === "true";
+  if (previous && !record?.previous) {
     throw badRequest(`previous terminated container "${name}" in pod "${pod.metadata.name}" not found`);
   }
-  const proc = record?.process;
+  const proc = previous ? record?.previous : record?.process;
   if (!proc) throw badRequest(waitingMessage(pod, name));
   if (!rt) throw notFound({ group: "", plural: "pods" }, pod.metadata.name);
 

@@ -120,6 +120,7 @@ describe("simulated kubelet", () => {
     await c.core.createNamespacedPod({ namespace: ns, body: pod("crashy", { annotations: { "sim.k8s-runner.dev/crash": "true" }, spec: { restartPolicy: "Always" } }) });
     const p = await until(ns, "crashy", "restarts", (x) => (x.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2);
     expect(p.status?.containerStatuses?.[0]?.lastState?.terminated).toMatchObject({ exitCode: 139, reason: "Error" });
+    expect(await c.core.readNamespacedPodLog({ name: "crashy", namespace: ns, previous: true })).toBe("Segmentation fault (core dumped)\n");
   });
 
   it("fails a pod that outlives activeDeadlineSeconds", async () => {
