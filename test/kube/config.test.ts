@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/env-values.ts";
 import { kubeEnvSchema, loadKubeConfig } from "../../src/config/kube.ts";
@@ -62,6 +63,12 @@ describe("loadKubeConfig", () => {
     }
     expect(names.filter((name) => name.startsWith("RUNNER_TELO_"))).toEqual([]);
     expect(names).not.toContain("RUNNER_PULL_POLICY");
+  });
+
+  it("is documented variable by variable in the README's Kubernetes section", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("<!-- section:kubernetes -->"), readme.indexOf("<!-- /section:kubernetes -->"));
+    for (const name of Object.keys(kubeEnvSchema.entries)) expect(section).toContain(`\`${name}\``);
   });
 
   it("strips trailing slashes from RUNNER_SELF_URL and the registry locations", () => {
