@@ -64,6 +64,8 @@ export const kubeEnvSchema = v.object({
   // Set by `npm start` when it runs the embedded simulated cluster: a session's
   // `config.simulate` then becomes the sim's behaviour annotations on its pods.
   RUNNER_SIMULATED_CLUSTER: booleanVar("RUNNER_SIMULATED_CLUSTER", false),
+  // How long a run pod may stay Pending (image pull, scheduling) before its start fails.
+  RUNNER_START_DEADLINE_SECONDS: positiveIntVar("RUNNER_START_DEADLINE_SECONDS", 120),
   RUNNER_SESSION_NAMESPACE: namespaceVar("RUNNER_SESSION_NAMESPACE", "telo-sessions"),
   RUNNER_MANAGED_BY: v.pipe(
     stringVar("telo-k8s-runner"),

@@ -22,6 +22,9 @@ export async function runSupervisor(options: {
   timings?: SupervisorTimings;
 }): Promise<RunningSupervisor> {
   const service = new SessionService(options.config, options.backend, options.log, options.timings ?? DEFAULT_TIMINGS);
+  // Housekeeping before serving: what an earlier supervisor left is re-adopted or reaped.
+  const adopted = await service.adoptSessions();
+  if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });
   const internal = await startInternalServer({
     socketPath: options.config.internalSocketPath,
     service,
@@ -40,13 +43,13 @@ export async function runSupervisor(options: {
 }
 
 /** Ends the process cleanly on SIGTERM/SIGINT: every session is stopped first. */
-export function stopOnSignals(supervisor: RunningSupervisor, log: Logger): void {
+export function stopOnSignals(supervisor: RunningSupervisor, log: Logger, afterShutdown: () => Promise<void> = async () => undefined): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info("supervisor shutting down", { signal });
-    supervisor.shutdown().then(
+    supervisor.shutdown().then(afterShutdown).then(
       () => process.exit(0),
       (error: unknown) => {
         log.error("shutdown failed", { error });

@@ -30,6 +30,7 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_BASE_IMAGE_INCLUDE: "optional regex",
   RUNNER_BASE_IMAGE_EXCLUDE: "optional regex",
   RUNNER_REGISTRY_PUSH_SECRET: "optional; an operator-managed dockerconfigjson Secret",
+  RUNNER_START_DEADLINE_SECONDS: "default 120 (kubernetes.md §2.4)",
   RUNNER_SIMULATED_CLUSTER: "only for the embedded simulated cluster of npm start; never in a real cluster",
 };
 

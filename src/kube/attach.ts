@@ -1,0 +1,130 @@
+/**
+ * Attaching to a container's terminal over the pods/attach WebSocket (channel.k8s.io v5 or v4:
+ * each binary message starts with a channel byte — 0 stdin, 1 stdout, 2 stderr, 3 error
+ * Status, 4 resize). Written against the wire rather than client-node's Attach because that
+ * one reports nothing when the socket closes without a status and sends no heartbeat
+ * (notes/client-node.md); here every end of the stream settles `closed`, and pings detect a
+ * dead connection.
+ */
+import type { KubeConfig, V1Status } from "@kubernetes/client-node";
+import WebSocket from "ws";
+
+const STDIN = 0;
+const STDOUT = 1;
+const STDERR = 2;
+const ERROR = 3;
+const RESIZE = 4;
+
+const PING_INTERVAL_MS = 30_000;
+/** Stdin beyond this many unsent bytes is dropped rather than buffered without bound. */
+const MAX_STDIN_BACKLOG = 1024 * 1024;
+
+export type AttachTarget = {
+  namespace: string;
+  pod: string;
+  container: string;
+  tty: boolean;
+  onOutput(bytes: Buffer, stream: "stdout" | "stderr"): void;
+};
+
+export type AttachEnd = { status?: V1Status; error?: Error };
+
+export type Attachment = {
+  writeStdin(bytes: Uint8Array): void;
+  resize(cols: number, rows: number): void;
+  close(): void;
+  /** Settles once, however the stream ends. */
+  readonly closed: Promise<AttachEnd>;
+};
+
+export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarget): Promise<Attachment> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error("no current cluster in the kubeconfig");
+  const query = new URLSearchParams({
+    container: target.container,
+    stdin: "true",
+    stdout: "true",
+    stderr: String(!target.tty),
+    tty: String(target.tty),
+  });
+  const url = new URL(
+    `${cluster.server.replace(/\/+$/, "")}/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.pod)}/attach?${query}`,
+  );
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  const options: WebSocket.ClientOptions = {};
+  await kubeConfig.applyToHTTPSOptions(options);
+  const socket = new WebSocket(url, ["v5.channel.k8s.io", "v4.channel.k8s.io"], options);
+
+  let settle!: (end: AttachEnd) => void;
+  const closed = new Promise<AttachEnd>((resolve) => (settle = resolve));
+  let status: V1Status | undefined;
+  let alive = true;
+  const heartbeat = setInterval(() => {
+    if (!alive) return socket.terminate();
+    alive = false;
+    socket.ping();
+  }, PING_INTERVAL_MS);
+  heartbeat.unref();
+
+  socket.on("pong", () => (alive = true));
+  socket.on("message", (data: Buffer, isBinary: boolean) => {
+    alive = true;
+    const message = isBinary ? data : Buffer.from(data);
+    if (message.byteLength < 1) return;
+    const channel = message[0];
+    const payload = message.subarray(1);
+    if ((channel === STDOUT || channel === STDERR) && payload.byteLength > 0) {
+      target.onOutput(Buffer.from(payload), channel === STDOUT ? "stdout" : "stderr");
+    } else if (channel === ERROR && payload.byteLength > 0) {
+      try {
+        status = JSON.parse(payload.toString("utf8")) as V1Status;
+      } catch {
+        status = { status: "Failure", message: payload.toString("utf8") };
+      }
+    }
+  });
+  socket.on("close", () => {
+    clearInterval(heartbeat);
+    settle(status ? { status } : {});
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    socket.once("open", () => resolve());
+    socket.once("unexpected-response", (_request, response) => {
+      let body = "";
+      response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      response.on("end", () => reject(Object.assign(new Error(`attach refused with HTTP ${response.statusCode}`), { code: response.statusCode, body })));
+    });
+    socket.once("error", (error) => reject(error));
+  }).catch((error: Error) => {
+    clearInterval(heartbeat);
+    socket.terminate();
+    throw error;
+  });
+  socket.on("error", (error) => {
+    clearInterval(heartbeat);
+    settle({ error });
+  });
+
+  const send = (channel: number, payload: Uint8Array) => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    const message = Buffer.allocUnsafe(payload.byteLength + 1);
+    message[0] = channel;
+    message.set(payload, 1);
+    socket.send(message);
+  };
+
+  return {
+    writeStdin(bytes) {
+      if (socket.bufferedAmount > MAX_STDIN_BACKLOG) return;
+      send(STDIN, bytes);
+    },
+    resize(cols, rows) {
+      send(RESIZE, Buffer.from(JSON.stringify({ Width: cols, Height: rows })));
+    },
+    close() {
+      socket.close();
+    },
+    closed,
+  };
+}

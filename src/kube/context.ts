@@ -1,0 +1,36 @@
+/** What every Kubernetes session needs from the backend around it. */
+import type { KubeRunnerConfig } from "../config/kube.ts";
+import type { Logger } from "../log.ts";
+import type { StartSpec } from "../sessions/backend.ts";
+import type { KubeApi } from "./api.ts";
+import type { BundleStore } from "./bundle-store.ts";
+import type { ImageBuilder } from "./image-build.ts";
+import type { PodWatcher } from "./pod-watcher.ts";
+import type { Router } from "./routing.ts";
+
+export type KubeTimings = {
+  /** A run pod not Running by then fails its start (kubernetes.md §2.4: 120 s). */
+  runStartDeadlineMs: number;
+  /** Re-attach delay after a terminal stream dropped while the pod still runs. */
+  reattachDelayMs: number;
+};
+
+export const DEFAULT_KUBE_TIMINGS: KubeTimings = { runStartDeadlineMs: 120_000, reattachDelayMs: 1_000 };
+
+export type KubeContext = {
+  api: KubeApi;
+  config: KubeRunnerConfig;
+  watcher: PodWatcher;
+  bundles: BundleStore;
+  router: Router | undefined;
+  builder: ImageBuilder | undefined;
+  log: Logger;
+  timings: KubeTimings;
+  /** Extra pod annotations for a session (the embedded simulated cluster's behaviour knobs). */
+  podAnnotations: (spec: StartSpec) => Record<string, string>;
+};
+
+/** `"\r\n[runner] <text>\r\n"`: how the runner speaks on a session's terminal (kubernetes.md §0). */
+export function runnerLine(text: string): Buffer {
+  return Buffer.from(`\r\n[runner] ${text}\r\n`);
+}

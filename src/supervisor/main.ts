@@ -1,0 +1,79 @@
+/**
+ * The supervisor process entry (kubernetes.md §1.4): configuration, the cluster, the routing
+ * layer, the image picker, the bundle listener, the shared pod watch, the Kubernetes backend;
+ * then boot housekeeping (re-adopt or reap what an earlier process left) and the internal socket.
+ */
+import { fetch } from "undici";
+import { loadCoreConfig } from "../config/core.ts";
+import { loadKubeConfig } from "../config/kube.ts";
+import { exitOnConfigError } from "../config/startup.ts";
+import { kubeApi } from "../kube/api.ts";
+import { createKubeBackend } from "../kube/backend.ts";
+import { BundleStore } from "../kube/bundle-store.ts";
+import { startBundleServer } from "../kube/bundle-server.ts";
+import { configuredCluster } from "../kube/cluster.ts";
+import { DEFAULT_KUBE_TIMINGS } from "../kube/context.ts";
+import { DockerHubClient } from "../kube/image-catalog.ts";
+import { ImageBuilder } from "../kube/image-build.ts";
+import { ImagePicker } from "../kube/image-picker.ts";
+import { PodWatcher } from "../kube/pod-watcher.ts";
+import { createRouter, probeRoutingSupport } from "../kube/routing.ts";
+import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing-resolution.ts";
+import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
+import { managedBySelector } from "../kube/specs/names.ts";
+import { createLogger } from "../log.ts";
+import { runSupervisor, stopOnSignals } from "./run.ts";
+
+const core = exitOnConfigError(() => loadCoreConfig(process.env));
+const kube = exitOnConfigError(() => loadKubeConfig(process.env));
+const log = createLogger("supervisor", core.logLevel);
+
+const cluster = configuredCluster(process.env);
+if (!cluster) {
+  process.stderr.write(
+    "no Kubernetes cluster is configured (not in a pod, no KUBECONFIG, no ~/.kube/config). Use `npm start`, which runs the embedded simulated cluster, or point KUBECONFIG at a cluster.\n",
+  );
+  process.exit(2);
+}
+log.info("using cluster", { source: cluster.source, server: cluster.kubeConfig.getCurrentCluster()?.server });
+const api = kubeApi(cluster.kubeConfig);
+
+const decision = resolveRouting(kube.routing, routingNeedsProbe(kube.routing) ? await probeRoutingSupport(api) : undefined);
+if ("refusal" in decision) {
+  // A routing refusal is a configuration error (kubernetes.md §6.1): its message alone, exit 2.
+  process.stderr.write(`${decision.refusal}\n`);
+  process.exit(2);
+}
+const routingLog = routingLogEntry(decision);
+log[routingLog.level](routingLog.message, routingLog.fields);
+
+const picker = kube.baseImageCatalog.enabled ? new ImagePicker(kube.baseImageCatalog, new DockerHubClient({ fetch }), log) : undefined;
+await picker?.refresh();
+picker?.startRefreshing();
+
+const bundles = new BundleStore(kube.RUNNER_SELF_URL);
+const bundleServer = await startBundleServer(bundles, kube.RUNNER_BUNDLE_PORT);
+log.info("bundle listener ready", { port: bundleServer.port });
+
+const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, labelSelector: managedBySelector(kube.sessionPods.managedBy) }, log);
+watcher.start();
+
+const backend = createKubeBackend(
+  {
+    api,
+    config: kube,
+    watcher,
+    bundles,
+    router: createRouter(decision, api, kube, log),
+    builder: kube.build
+      ? new ImageBuilder({ api, build: kube.build, bundles, log, managedBy: kube.sessionPods.managedBy, initImage: kube.RUNNER_INIT_IMAGE })
+      : undefined,
+    log,
+    timings: { ...DEFAULT_KUBE_TIMINGS, runStartDeadlineMs: kube.RUNNER_START_DEADLINE_SECONDS * 1000 },
+    podAnnotations: kube.RUNNER_SIMULATED_CLUSTER ? simulatedBehaviourAnnotations : () => ({}),
+  },
+  { picker, catalog: core.apps },
+);
+
+const supervisor = await runSupervisor({ config: core, backend, log });
+stopOnSignals(supervisor, log, () => bundleServer.close());

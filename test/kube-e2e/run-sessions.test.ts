@@ -1,0 +1,95 @@
+/**
+ * Run sessions through the runner's two processes against the simulated cluster: provision
+ * progress, running, the terminal, reachability, stop and cleanup, and every way a pod ends
+ * (kubernetes.md §2, issue #4).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/processes.ts";
+import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+
+describe("run sessions on the simulated cluster", () => {
+  let runner: KubeRunner;
+  beforeAll(async () => {
+    runner = await startKubeRunner({ env: { RUNNER_MAX_TTL_SECONDS: "4", RUNNER_START_DEADLINE_SECONDS: "2" } });
+  });
+  afterAll(() => runner?.close());
+
+  it("provisions, runs, echoes the terminal, resizes, reports reachability, and cleans up on stop", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ listen: true }, { ports: [{ port: 3000, protocol: "tcp" }] }));
+    const untilReachable = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "reachability" && event.state === "reachable"));
+    const provision = untilReachable.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message);
+    expect(provision[0]).toBe("Scheduling");
+    expect(provision).toContain("Delivering application");
+    expect(untilReachable).toContainEqual({ type: "status", status: { kind: "running", endpoints: [{ host: "", port: 3000, protocol: "tcp" }] } });
+    expect(untilReachable).toContainEqual({ type: "reachability", app: "app", port: 3000, state: "checking" });
+    expect(await runner.sessionPods()).toEqual([`telo-run-${sessionId}`]);
+
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("hello pod\r");
+    expect(textOf(await framesUntilText(terminal, "hello pod"))).toContain("hello pod");
+    await terminal.resize(100, 40);
+    terminal.close();
+
+    await runner.client.deleteSession(sessionId);
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
+    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+  });
+
+  it.each([
+    [{ output: "all done\n", "exit-code": 0, "run-ms": 200 }, { kind: "exited", code: 0 }, "all done"],
+    [{ output: "bad things\n", "exit-code": 3, "run-ms": 200 }, { kind: "exited", code: 3 }, "bad things"],
+  ])("reports an app that exits: %j", async (simulate, status, output) => {
+    // A non-zero exit fails the pod, so it is a failure naming the container and its code (§2.8).
+    const { sessionId } = await runner.client.createSession(kubeSessionBody(simulate));
+    const events = eventsOf(await eventsUntil(runner.client, sessionId));
+    const end = events.at(-1);
+    if (status.code === 0) expect(end).toEqual({ type: "status", status });
+    else expect(end).toEqual({ type: "status", status: { kind: "failed", message: 'container "session" failed: Error (exit code 3)' } });
+    const terminal = runner.client.terminal(sessionId);
+    expect(textOf(await framesToClose(terminal))).toContain(output);
+  });
+
+  it("fails an image that cannot be pulled, saying so, and removes the pod", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
+    const events = eventsOf(await eventsUntil(runner.client, sessionId));
+    expect(events.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message)).toContain("Pulling image");
+    const end = events.at(-1);
+    expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(
+      /^start: pod failed to start: pod did not reach Running within the start deadline \(container "session" waiting: (ErrImagePull|ImagePullBackOff)/,
+    );
+    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+  });
+
+  it("reports an OOM kill", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ oom: true, "run-ms": 300 }));
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    expect(end).toEqual({ type: "status", status: { kind: "failed", message: 'container "session" failed: OOMKilled (exit code 137)' } });
+  });
+
+  it("ends a session that outlives its TTL", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    expect(end?.type === "status" && end.status).toMatchObject({ kind: "failed" });
+    expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(/deadline|DeadlineExceeded/);
+  });
+
+  it("stops a session whose image pull is still backing off, without waiting for the deadline", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
+    await eventsUntil(runner.client, sessionId, (event) => event.type === "progress" && event.message === "Pulling image");
+    await runner.client.deleteSession(sessionId);
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
+    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+  });
+
+  it("writes the hardened pod with its session record into the restricted namespace", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { env: { GREETING: "hi" } }));
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const pod = await runner.core.readNamespacedPod({ name: `telo-run-${sessionId}`, namespace: SESSION_NAMESPACE });
+    expect(pod.metadata?.labels).toMatchObject({ "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/session-id": sessionId });
+    expect(JSON.parse(pod.metadata?.annotations?.["telo.run/session"] ?? "{}")).toMatchObject({ sessionId, mode: "run", envNames: ["GREETING"] });
+    expect(pod.spec?.automountServiceAccountToken).toBe(false);
+    expect(pod.spec?.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    await runner.client.deleteSession(sessionId);
+  });
+});
