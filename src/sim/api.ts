@@ -2,6 +2,7 @@
 // every served type, plus the `status` subresource. Admission, defaulting and deletion rules live
 // in their own modules; this one is the apiserver's request flow.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { parse as parseYaml } from "yaml";
 import { admitPodSecurity, admitQuota, invalidError, validateObject } from "./admission.ts";
 import { applyCreateDefaults } from "./defaults.ts";
 import { deleteObject, finishIfFinalized, type DeleteOptions } from "./deletion.ts";
@@ -11,7 +12,7 @@ import { applyPatch } from "./patch.ts";
 import type { RequestInfo } from "./request-info.ts";
 import { apiVersionOf, lookupType, type ResourceType } from "./resources.ts";
 import { compileFieldSelector, compileLabelSelector } from "./selectors.ts";
-import { alreadyExists, badRequest, conflict, expired, forbidden, methodNotSupported, notFound, StatusError } from "./status.ts";
+import { alreadyExists, badRequest, conflict, expired, forbidden, methodNotSupported, notFound, StatusError, unsupportedMediaType } from "./status.ts";
 import type { Store } from "./store.ts";
 import { renderTable, wantsTable } from "./table.ts";
 
@@ -29,10 +30,18 @@ function ref(type: ResourceType) {
   return { group: type.group, plural: type.plural };
 }
 
-function parseJson(text: string): KubeObject {
+/**
+ * Request bodies in JSON or YAML. Protobuf is refused with 415, which client-go (kubectl's typed
+ * clients send protobuf) answers by retrying in JSON.
+ */
+function parseBody(contentType: string | undefined, text: string): KubeObject {
+  const type = (contentType ?? "application/json").split(";")[0]!.trim();
+  if (type !== "application/json" && type !== "application/yaml" && type !== "") {
+    throw unsupportedMediaType(type, ["application/json", "application/yaml"]);
+  }
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = type === "application/yaml" ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
     throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
   }
@@ -65,9 +74,9 @@ export class ResourceApi {
       case "watch":
         return this.watch(res, info);
       case "create":
-        return this.create(res, info, parseJson(await readBody(req)));
+        return this.create(res, info, parseBody(req.headers["content-type"], await readBody(req)));
       case "update":
-        return this.update(res, info, parseJson(await readBody(req)));
+        return this.update(res, info, parseBody(req.headers["content-type"], await readBody(req)));
       case "patch":
         return this.patch(req, res, info, await readBody(req));
       case "delete":

@@ -120,6 +120,6 @@ export function applyPatch(contentType: string, current: Json, body: string): Js
     case "application/strategic-merge-patch+json":
       return mergePatch(current, patch, true);
     default:
-      throw unsupportedMediaType(type);
+      throw unsupportedMediaType(type, ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"]);
   }
 }

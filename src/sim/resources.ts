@@ -47,24 +47,10 @@ export function typeKey(type: ResourceType): string {
 }
 
 const byPath = new Map<string, ResourceType>();
-const byKind = new Map<string, ResourceType>();
-for (const t of RESOURCE_TYPES) {
-  byPath.set(`${t.group}/${t.version}/${t.plural}`, t);
-  byKind.set(`${t.group}/${t.kind}`, t);
-}
+for (const t of RESOURCE_TYPES) byPath.set(`${t.group}/${t.version}/${t.plural}`, t);
 
 export function lookupType(group: string, version: string, plural: string): ResourceType | undefined {
   return byPath.get(`${group}/${version}/${plural}`);
-}
-
-export function lookupKind(group: string, kind: string): ResourceType | undefined {
-  return byKind.get(`${group}/${kind}`);
-}
-
-export function typeByKey(key: string): ResourceType {
-  const t = RESOURCE_TYPES.find((r) => typeKey(r) === key);
-  if (!t) throw new Error(`unknown resource type ${key}`);
-  return t;
 }
 
 /** Every served group/version, core first, as discovery lists them. */

@@ -101,10 +101,6 @@ export function expired(message: string): StatusError {
   return new StatusError(410, "Expired", message);
 }
 
-export function gone(message: string): StatusError {
-  return new StatusError(410, "Gone", message);
-}
-
 /** Wraps a Status body built elsewhere (the schema and Pod Security helpers build their own). */
 export function fromBody(body: { code: number; reason: string; message: string; details?: StatusDetails }): StatusError {
   return new StatusError(body.code, body.reason, body.message, body.details);
@@ -128,8 +124,10 @@ export function methodNotSupported(ref: ResourceRef, action: string): StatusErro
   );
 }
 
-export function unsupportedMediaType(contentType: string): StatusError {
-  return new StatusError(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got ${contentType})`);
+export function unsupportedMediaType(contentType: string, accepted: string[]): StatusError {
+  return new StatusError(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`, {
+    causes: [{ reason: "UnsupportedMediaType", message: contentType }],
+  });
 }
 
 export function pathNotFound(): StatusError {

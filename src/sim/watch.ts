@@ -110,9 +110,16 @@ export class WatchHub {
       throw expired(`too old resource version: ${rv} (${this.compactedThrough + 1})`);
     }
     const out: { type: EventType | "DELETED_PREV"; lines: EventLines }[] = [];
-    for (let i = this.historyStart; i < this.history.length; i++) {
+    // History is in resourceVersion order: find the first later event by bisection.
+    let lo = this.historyStart;
+    let hi = this.history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.history[mid]!.rv <= rv) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.history.length; i++) {
       const ev = this.history[i]!;
-      if (ev.rv <= rv) continue;
       const t = classify(ev, filter);
       if (t) out.push({ type: t, lines: new EventLines(ev) });
     }
