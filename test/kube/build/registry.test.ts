@@ -1,7 +1,9 @@
 /**
  * The existence check of the build path against a real registry (docker-registry on loopback):
  * a pushed tag is reused without a build Job, anything else — a missing tag, refused or absent
- * credentials, an unreachable registry — builds. Builds run in the simulated cluster.
+ * credentials, an unreachable registry — builds. Credentials are tried as Basic, and through the
+ * registry's token service when it answers with a Bearer challenge. Builds run in the simulated
+ * cluster.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BuildConfig } from "../../../src/config/kube.ts";
@@ -11,6 +13,7 @@ import { freePort } from "../../support/processes.ts";
 import { useCluster } from "../../sim/helpers.ts";
 import { appBundle, BUILD_NAMESPACE, buildConfig, ensureInput, newBuilder, progressRecorder } from "./fixtures.ts";
 import { REGISTRY_USER, startRegistry, type TestRegistry } from "./registry.ts";
+import { startTokenService, type TokenService } from "./token-service.ts";
 
 const PATH = "telo/sessions";
 const PUSH_SECRET = "registry-push";
@@ -171,5 +174,54 @@ describe("existence check against a registry behind Basic authentication", () =>
 
     await builder.ensureImage(input, onProgress);
     expect(progress).toEqual(BUILT);
+  });
+});
+
+describe("existence check against a registry behind a token service", () => {
+  let tokens: TokenService;
+  let registry: TestRegistry;
+  let input: ReturnType<typeof ensureInput>;
+  beforeAll(async () => {
+    tokens = await startTokenService(REGISTRY_USER);
+    registry = await startRegistry({ token: tokens });
+    input = ensureInput(appBundle({ Console: "std/console@1.0.0" }));
+    await pushTagOf(registry, input, `Bearer ${tokens.tokenFor(`repository:${PATH}:pull,push`)}`);
+  });
+  afterAll(async () => {
+    await registry?.stop();
+    await tokens?.stop();
+  });
+  beforeEach(() => {
+    tokens.requests.length = 0;
+  });
+
+  it("follows the Bearer challenge with the push Secret's credentials and reuses the image", async () => {
+    await writePushSecret({ [registry.host]: { username: REGISTRY_USER.username, password: REGISTRY_USER.password } });
+    const { builder } = newBuilder(sim.cluster, registryBuild(registry, { pushSecret: PUSH_SECRET }));
+    const { progress, onProgress } = progressRecorder();
+
+    await builder.ensureImage(input, onProgress);
+    expect(progress).toEqual(CACHED);
+    // The scope is the registry's own (pull on the repository path), asked for with Basic.
+    expect(tokens.requests).toEqual([{ service: tokens.service, scope: `repository:${PATH}:pull`, authorization: BASIC }]);
+  });
+
+  it("builds when the token service refuses the credentials", async () => {
+    await writePushSecret({ [registry.host]: { username: REGISTRY_USER.username, password: "wrong" } });
+    const { builder } = newBuilder(sim.cluster, registryBuild(registry, { pushSecret: PUSH_SECRET }));
+    const { progress, onProgress } = progressRecorder();
+
+    await builder.ensureImage(input, onProgress);
+    expect(progress).toEqual(BUILT);
+    expect(tokens.requests).toHaveLength(1);
+  });
+
+  it("builds without asking for a token when it has no credentials", async () => {
+    const { builder } = newBuilder(sim.cluster, registryBuild(registry));
+    const { progress, onProgress } = progressRecorder();
+
+    await builder.ensureImage(input, onProgress);
+    expect(progress).toEqual(BUILT);
+    expect(tokens.requests).toEqual([]);
   });
 });
