@@ -47,15 +47,32 @@ function frameOf(data: string): DebugFrame | undefined {
   return frame.success ? frame.output : undefined;
 }
 
+/**
+ * The longest block kept while waiting for its end. The stream comes from a sandboxed pod: a
+ * block that never ends must not grow the supervisor's memory without bound.
+ */
+export const MAX_BLOCK_CHARS = 1024 * 1024;
+
 /** Cuts complete blocks (ended by a blank line) off the text received so far. */
 class BlockSplitter {
   private buffer = "";
+  /** Inside an oversized block: everything up to its end is dropped. */
+  private discarding = false;
 
   push(text: string): string[] {
     // CRLF line ends are normalised on the whole buffer so a `\r` at a chunk's end still pairs up.
     this.buffer = (this.buffer + text).replace(/\r\n/g, "\n");
     const blocks = this.buffer.split("\n\n");
     this.buffer = blocks.pop() ?? "";
+    if (this.discarding && blocks.length > 0) {
+      blocks.shift();
+      this.discarding = false;
+    }
+    if (this.discarding || this.buffer.length > MAX_BLOCK_CHARS) {
+      this.discarding = true;
+      // The last two characters may begin the blank line that ends the oversized block.
+      this.buffer = this.buffer.slice(-2);
+    }
     return blocks;
   }
 }

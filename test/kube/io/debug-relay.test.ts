@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DebugFrame } from "../../../src/contract/wire.ts";
-import { relayDebugStream } from "../../../src/kube/debug-relay.ts";
+import { MAX_BLOCK_CHARS, relayDebugStream } from "../../../src/kube/debug-relay.ts";
 import { freePort } from "../../support/processes.ts";
 import { waitFor } from "../../sim/helpers.ts";
 
@@ -183,6 +183,27 @@ describe("relayDebugStream", () => {
     controller.abort();
     await done;
     expect(seen).toEqual(["E1", "E2"]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("drops a block that outgrows the bound and goes on with the next one", async () => {
+    const server = await inspector([
+      async (res) => {
+        stream(res);
+        res.write(block(1));
+        res.write(`id: 2\ndata: {"kind":"event","event":"huge","payload":"`);
+        const piece = "x".repeat(64 * 1024);
+        for (let written = 0; written <= MAX_BLOCK_CHARS; written += piece.length) res.write(piece);
+        await tick();
+        res.write(`"}\n\n`);
+        res.write(block(3));
+      },
+    ]);
+    const { frames, done, controller } = relay(server.url);
+    await waitFor("the frame after the oversized one", () => frames.some((f) => f.event === "E3"));
+    controller.abort();
+    await done;
+    expect(frames.map((f) => f.event)).toEqual(["E1", "E3"]);
     expect(server.requests).toHaveLength(1);
   });
 });
