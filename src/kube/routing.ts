@@ -198,6 +198,7 @@ async function followRouteHealth(watch: HealthWatch): Promise<void> {
   let pending = watch.hosts;
   let readError: unknown;
   let readErrorReported = false;
+  if (pending.length === 0 || signal.aborted) return;
   log.debug("session routes pending", { sessionId, layer, hosts: pending.map((h) => h.host) });
   while (pending.length > 0) {
     const readings = await watch.read(pending);
