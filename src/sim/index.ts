@@ -10,6 +10,7 @@ import { AttachServer } from "./attach.ts";
 import { RequestCounters, type RecordedRequest } from "./counters.ts";
 import { Faults } from "./fault-api.ts";
 import { RequestFaults } from "./faults.ts";
+import { EventRecorder } from "./events.ts";
 import { GarbageCollector } from "./gc.ts";
 import { JobController } from "./jobs.ts";
 import { Kubelet } from "./kubelet.ts";
@@ -43,6 +44,8 @@ export interface SimulatedClusterOptions {
   historyLimit?: number;
   /** Longest watch when the client gives no timeoutSeconds (randomised 50–100% of it). Default 1800. */
   maxWatchSeconds?: number;
+  /** Record kubelet and controller Events (Scheduled, Pulled, Started, Killing…). Default true. */
+  events?: boolean;
   /** Namespaces that exist from the start, besides default/kube-system/kube-public/kube-node-lease. */
   namespaces?: string[];
 }
@@ -62,13 +65,18 @@ const NAMESPACE = lookupType("", "v1", "namespaces")!;
 
 export async function startSimulatedCluster(options: SimulatedClusterOptions = {}): Promise<SimulatedCluster> {
   const store = new Store(options.historyLimit ?? 10_000);
-  const kubelet = new Kubelet(store, {
-    podStartDelayMs: options.podStartDelayMs ?? 100,
-    backoffMs: options.backoffMs ?? 1000,
-    logLimitBytes: 2 * 1024 * 1024,
-  });
+  const events = new EventRecorder(store, options.events ?? true);
+  const kubelet = new Kubelet(
+    store,
+    {
+      podStartDelayMs: options.podStartDelayMs ?? 100,
+      backoffMs: options.backoffMs ?? 1000,
+      logLimitBytes: 2 * 1024 * 1024,
+    },
+    events,
+  );
   const gc = new GarbageCollector(store, 50);
-  const jobs = new JobController(store);
+  const jobs = new JobController(store, events);
   const routing = new RoutingController(store);
   const stopQuota = startQuotaController(store);
   const attach = new AttachServer(kubelet);

@@ -4,6 +4,7 @@
 import { admitNew } from "./admission.ts";
 import { applyCreateDefaults } from "./defaults.ts";
 import { deleteObject } from "./deletion.ts";
+import type { EventRecorder } from "./events.ts";
 import { type KubeObject, clone, newUid, randomSuffix, timestamp } from "./object.ts";
 import { lookupType } from "./resources.ts";
 import { StatusError } from "./status.ts";
@@ -11,7 +12,6 @@ import type { Store } from "./store.ts";
 
 const JOB = lookupType("batch", "v1", "jobs")!;
 const POD = lookupType("", "v1", "pods")!;
-const EVENT = lookupType("", "v1", "events")!;
 const NAMESPACE = lookupType("", "v1", "namespaces")!;
 const CREATE_RETRY_MS = 1000;
 
@@ -39,7 +39,10 @@ export class JobController {
   private readonly queued = new Map<string, { namespace: string; name: string }>();
   private scheduled?: NodeJS.Immediate;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    private readonly events: EventRecorder,
+  ) {
     store.on(JOB, (ev) => {
       const job = ev.object;
       if (ev.type === "DELETED") {
@@ -198,27 +201,14 @@ export class JobController {
       return true;
     } catch (err) {
       const message = err instanceof StatusError ? err.message : String(err);
-      this.recordEvent(job, "FailedCreate", `Error creating: ${message}`);
+      this.events.record(
+        { apiVersion: "batch/v1", kind: "Job", name: job.metadata.name, namespace: job.metadata.namespace!, uid: job.metadata.uid! },
+        "Warning",
+        "FailedCreate",
+        `Error creating: ${message}`,
+        "job-controller",
+      );
       return false;
     }
-  }
-
-  private recordEvent(job: KubeObject, reason: string, message: string): void {
-    const now = timestamp();
-    const ev: KubeObject = {
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { name: `${job.metadata.name}.${randomSuffix(16)}`, namespace: job.metadata.namespace!, uid: newUid(), creationTimestamp: now },
-      involvedObject: { apiVersion: "batch/v1", kind: "Job", name: job.metadata.name, namespace: job.metadata.namespace, uid: job.metadata.uid },
-      reason,
-      message,
-      type: "Warning",
-      source: { component: "job-controller" },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-      reportingComponent: "job-controller",
-    };
-    this.store.write(EVENT, ev, "ADDED");
   }
 }

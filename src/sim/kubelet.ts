@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { behaviourFor, imageFailsToPull } from "./behaviour.ts";
 import { ContainerProcess, type ExitStatus } from "./container.ts";
+import type { EventRecorder, Involved } from "./events.ts";
 import { inspectPort, KernelDebugStream } from "./kernel-debug.ts";
 import { listenContainerPort, type Closable } from "./listeners.ts";
 import { type KubeObject, timestamp } from "./object.ts";
@@ -234,8 +235,15 @@ export class Kubelet {
   constructor(
     private readonly store: Store,
     private readonly options: KubeletOptions,
+    private readonly events: EventRecorder,
   ) {
     store.on(POD, (ev) => this.onPod(ev));
+  }
+
+  private event(rt: PodRuntime, type: "Normal" | "Warning", reason: string, message: string, r?: ContainerRecord, component = "kubelet"): void {
+    const involved: Involved = { apiVersion: "v1", kind: "Pod", name: rt.name, namespace: rt.namespace, uid: rt.uid };
+    if (r) involved.fieldPath = `spec.${r.init ? "initContainers" : "containers"}{${r.name}}`;
+    this.events.record(involved, type, reason, message, component);
   }
 
   runtime(namespace: string, name: string): PodRuntime | undefined {
@@ -267,6 +275,7 @@ export class Kubelet {
     if (!rt) return;
     if (ev.type === "DELETED") {
       this.runtimes.delete(uid);
+      this.events.forget(uid);
       void rt.dispose();
       return;
     }
@@ -306,6 +315,7 @@ export class Kubelet {
     if (!pod) return;
     rt.startTime = timestamp();
     this.sync(rt, true);
+    this.event(rt, "Normal", "Scheduled", `Successfully assigned ${rt.namespace}/${rt.name} to ${NODE_NAME}`, undefined, "default-scheduler");
     rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => this.deadlineExceeded(rt));
     const restartPolicy: string = pod.spec?.restartPolicy ?? "Always";
 
@@ -356,23 +366,39 @@ export class Kubelet {
     const mode = behaviourFor(pod, r.name)["image-pull"];
     const policy = r.spec.imagePullPolicy;
     if (mode === "never-cached" || (policy === "Never" && imageFailsToPull(r.image))) {
-      r.state = { waiting: { reason: "ErrImageNeverPull", message: `Container image "${r.image}" is not present with pull policy of Never` } };
+      const message = `Container image "${r.image}" is not present with pull policy of Never`;
+      r.state = { waiting: { reason: "ErrImageNeverPull", message } };
       this.sync(rt);
+      this.event(rt, "Warning", "ErrImageNeverPull", message, r);
       await new Promise<never>((_, reject) => rt.abort.signal.addEventListener("abort", () => reject(rt.abort.signal.reason)));
     }
-    if (mode !== "fail" && !(mode === undefined && imageFailsToPull(r.image))) return;
+    const fails = mode === "fail" || (mode === undefined && imageFailsToPull(r.image));
+    if (!fails) {
+      if (policy === "Always") {
+        this.event(rt, "Normal", "Pulling", `Pulling image "${r.image}"`, r);
+        this.event(rt, "Normal", "Pulled", `Successfully pulled image "${r.image}" in 0s (0s including waiting)`, r);
+      } else this.event(rt, "Normal", "Pulled", `Container image "${r.image}" already present on machine`, r);
+      return;
+    }
     const ref = r.image.includes("/") ? r.image : `docker.io/library/${r.image}`;
     for (;;) {
-      r.state = { waiting: { reason: "ErrImagePull", message: `failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found` } };
+      const message = `failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found`;
+      r.state = { waiting: { reason: "ErrImagePull", message } };
       this.sync(rt);
+      this.event(rt, "Normal", "Pulling", `Pulling image "${r.image}"`, r);
+      this.event(rt, "Warning", "Failed", `Failed to pull image "${r.image}": ${message}`, r);
+      this.event(rt, "Warning", "Failed", "Error: ErrImagePull", r);
       await this.delay(rt, this.options.backoffMs);
       r.state = { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${r.image}"` } };
       this.sync(rt);
+      this.event(rt, "Normal", "BackOff", `Back-off pulling image "${r.image}"`, r);
+      this.event(rt, "Warning", "Failed", "Error: ImagePullBackOff", r);
       await this.delay(rt, this.options.backoffMs);
     }
   }
 
   private async backOff(rt: PodRuntime, r: ContainerRecord): Promise<void> {
+    this.event(rt, "Warning", "BackOff", `Back-off restarting failed container ${r.name} in pod ${rt.name}_${rt.namespace}(${rt.uid})`, r);
     r.previous = r.process;
     r.lastState = r.state;
     r.restartCount++;
@@ -455,6 +481,8 @@ export class Kubelet {
     r.ready = !r.init;
     if (!r.init && rt.mains.every((m) => "running" in m.state)) rt.phase = "Running";
     this.sync(rt);
+    this.event(rt, "Normal", "Created", `Created container: ${r.name}`, r);
+    this.event(rt, "Normal", "Started", `Started container ${r.name}`, r);
     const exited = new Promise<ExitStatus>((resolve) => proc.once("exit", resolve));
     proc.start();
     if (r.debug) this.driveKernel(rt, r, proc, argv, env, ports, behaviour["kernel-debug"] === "run-failed");
@@ -513,6 +541,7 @@ export class Kubelet {
     rt.phase = "Failed";
     rt.reason = "DeadlineExceeded";
     rt.message = "Pod was active on the node longer than the specified deadline";
+    this.event(rt, "Normal", "DeadlineExceeded", rt.message);
     // Pulls, back-offs and container starts still pending are abandoned.
     rt.abort.abort();
     for (const r of rt.records) {
@@ -528,6 +557,7 @@ export class Kubelet {
   /** Graceful deletion: SIGTERM, SIGKILL after the grace period, terminal status, then removal. */
   private async terminate(rt: PodRuntime, graceSeconds: number): Promise<void> {
     const running = rt.records.filter((r) => r.process?.running);
+    for (const r of running) this.event(rt, "Normal", "Killing", `Stopping container ${r.name}`, r);
     const stopped = Promise.all(running.map((r) => new Promise<void>((resolve) => r.process!.once("exit", () => resolve()))));
     for (const r of running) r.process!.signal("SIGTERM");
     const kill = setTimeout(() => {

@@ -43,6 +43,9 @@ describe("simulated kubelet", () => {
     expect(await dial(a.status!.podIP!, 9090)).toBe(true);
     const body = await (await fetch(`http://${b.status!.podIP}:8080/`)).text();
     expect(body).toContain("b/main");
+    const events = await c.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=a,involvedObject.uid=${a.metadata!.uid}` });
+    expect(events.items.map((e) => e.reason).sort()).toEqual(["Created", "Pulled", "Scheduled", "Started"]);
+    expect(events.items.find((e) => e.reason === "Started")?.involvedObject.fieldPath).toBe("spec.containers{main}");
   });
 
   it("reports ContainerCreating while a container starts slowly", async () => {
