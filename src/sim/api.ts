@@ -72,7 +72,7 @@ export class ResourceApi {
       case "list":
         return this.list(req, res, info);
       case "watch":
-        return this.watch(res, info);
+        return this.watch(req, res, info);
       case "create":
         return this.create(res, info, parseBody(req.headers["content-type"], await readBody(req)));
       case "update":
@@ -143,7 +143,8 @@ export class ResourceApi {
     sendJson(res, 200, { kind: `${info.type.kind}List`, apiVersion: apiVersionOf(info.type), metadata, items });
   }
 
-  private watch(res: ServerResponse, info: RequestInfo): void {
+  private watch(req: IncomingMessage, res: ServerResponse, info: RequestInfo): void {
+    const table = wantsTable(req.headers.accept);
     const { label, field } = this.selectors(info);
     const filter: { namespace?: string; label?: typeof label; field?: (o: KubeObject) => boolean; exactName?: string } = {};
     if (info.namespace !== undefined) filter.namespace = info.namespace;
@@ -173,7 +174,7 @@ export class ResourceApi {
       const rv = Number(rvParam);
       try {
         if (!Number.isInteger(rv)) throw badRequest(`invalid resource version: ${rvParam}`);
-        backlog = hub.since(rv, filter).map((e) => e.lines.line(e.type));
+        backlog = hub.since(rv, filter).map((e) => e.lines.line(e.type, table ? hub.table : undefined));
       } catch (err) {
         // The watch cache answers an expired version inside a 200 stream, as an ERROR event.
         const status = err instanceof StatusError ? err : expired(String(err));
@@ -184,10 +185,10 @@ export class ResourceApi {
       backlog = [];
       for (const obj of this.store.list(info.type, info.namespace)) {
         if ((filter.label && !filter.label(obj)) || (filter.field && !filter.field(obj))) continue;
-        backlog.push(`{"type":"ADDED","object":${JSON.stringify(obj)}}\n`);
+        backlog.push(`{"type":"ADDED","object":${JSON.stringify(table ? hub.table(obj) : obj)}}\n`);
       }
     }
-    const watcher = hub.add(res, filter, bookmarks, timeoutMs, () => {
+    const watcher = hub.add(res, filter, { bookmarks, table }, timeoutMs, () => {
       if (bookmarks) hub.write(watcher, hub.bookmarkLine(this.store.currentRv()));
       hub.close(watcher);
     });

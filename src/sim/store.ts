@@ -3,6 +3,7 @@
 // objects are never mutated in place; a change stores a new object and publishes an event.
 import { type KubeObject, keyOf, objectKey, clone } from "./object.ts";
 import { RESOURCE_TYPES, type ResourceType, apiVersionOf, typeKey } from "./resources.ts";
+import { renderTable } from "./table.ts";
 import { WatchHub, type EventType, type StoreEvent } from "./watch.ts";
 
 export type Listener = (ev: StoreEvent) => void;
@@ -26,7 +27,7 @@ export class Store {
       this.collections.set(typeKey(type), {
         type,
         objects: new Map(),
-        hub: new WatchHub(type.kind, apiVersionOf(type), historyLimit, this.rv),
+        hub: new WatchHub(type.kind, apiVersionOf(type), historyLimit, this.rv, (obj) => renderTable(type, [obj], obj.metadata.resourceVersion ?? "")),
       });
     }
   }

@@ -26,10 +26,15 @@ export interface WatchFilter {
 
 interface Watcher extends WatchFilter {
   res: ServerResponse;
+  /** Server-side printing: events carry single-row Tables instead of objects. */
+  table: boolean;
   bookmarks: boolean;
   timer?: NodeJS.Timeout;
   closed: boolean;
 }
+
+/** Renders one object as a single-row meta.k8s.io Table, for `kubectl get --watch`. */
+export type TableRenderer = (obj: KubeObject) => unknown;
 
 /** Lines of one event, built on first use and shared by every watcher that receives it. */
 class EventLines {
@@ -37,20 +42,24 @@ class EventLines {
   private readonly lines = new Map<string, string>();
   constructor(private readonly ev: StoreEvent) {}
 
-  line(type: EventType | "DELETED_PREV"): string {
-    let l = this.lines.get(type);
+  line(type: EventType | "DELETED_PREV", table?: TableRenderer): string {
+    const key = table ? `${type}/table` : type;
+    let l = this.lines.get(key);
     if (l === undefined) {
+      let obj: KubeObject | undefined;
       if (type === "DELETED_PREV") {
         // An object leaving a watcher's selector: the apiserver sends its previous state
         // stamped with the new resourceVersion.
-        const prev = structuredClone(this.ev.old!);
-        prev.metadata.resourceVersion = String(this.ev.rv);
-        l = `{"type":"DELETED","object":${JSON.stringify(prev)}}\n`;
-      } else {
-        this.objectJson ??= JSON.stringify(this.ev.object);
-        l = `{"type":"${type}","object":${this.objectJson}}\n`;
+        obj = structuredClone(this.ev.old!);
+        obj.metadata.resourceVersion = String(this.ev.rv);
       }
-      this.lines.set(type, l);
+      const wire = type === "DELETED_PREV" ? "DELETED" : type;
+      let json: string;
+      if (table) json = JSON.stringify(table(obj ?? this.ev.object));
+      else if (obj) json = JSON.stringify(obj);
+      else json = this.objectJson ??= JSON.stringify(this.ev.object);
+      l = `{"type":"${wire}","object":${json}}\n`;
+      this.lines.set(key, l);
     }
     return l;
   }
@@ -74,6 +83,7 @@ export class WatchHub {
     private readonly apiVersion: string,
     private readonly historyLimit: number,
     startRv: number,
+    readonly table: TableRenderer,
   ) {
     this.compactedThrough = startRv;
   }
@@ -126,8 +136,8 @@ export class WatchHub {
     return out;
   }
 
-  add(res: ServerResponse, filter: WatchFilter, bookmarks: boolean, timeoutMs: number, onTimeout: () => void): Watcher {
-    const w: Watcher = { ...filter, res, bookmarks, closed: false };
+  add(res: ServerResponse, filter: WatchFilter, opts: { bookmarks: boolean; table: boolean }, timeoutMs: number, onTimeout: () => void): Watcher {
+    const w: Watcher = { ...filter, res, bookmarks: opts.bookmarks, table: opts.table, closed: false };
     this.bucketFor(w).add(w);
     this.count++;
     w.timer = setTimeout(onTimeout, timeoutMs);
@@ -158,7 +168,7 @@ export class WatchHub {
   }
 
   writeEvent(w: Watcher, type: EventType | "DELETED_PREV", lines: EventLines): void {
-    this.write(w, lines.line(type));
+    this.write(w, w.table ? lines.line(type, this.table) : lines.line(type));
   }
 
   bookmarkLine(rv: number): string {

@@ -132,6 +132,25 @@ describe("simulated apiserver: watch", () => {
     await informer.stop();
   });
 
+  it("prints server-side Tables in watch events when asked, as kubectl get --watch asks", async () => {
+    const ns = await freshNamespace(c);
+    const ac = new AbortController();
+    const res = await fetch(`${c.cluster.url}/api/v1/namespaces/${ns}/pods?watch=true`, {
+      headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json" },
+      signal: ac.signal,
+    });
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("t", { annotations: { "sim.k8s-runner.dev/start-delay-ms": "60000" } }) });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
+    ac.abort();
+    const ev = JSON.parse(text.slice(0, text.indexOf("\n")));
+    expect(ev.type).toBe("ADDED");
+    expect(ev.object.kind).toBe("Table");
+    expect(ev.object.columnDefinitions.map((col: { name: string }) => col.name).slice(0, 5)).toEqual(["Name", "Ready", "Status", "Restarts", "Age"]);
+    expect(ev.object.rows[0].cells.slice(0, 3)).toEqual(["t", "0/1", "Pending"]);
+  });
+
   it("watches pods across namespaces", async () => {
     const a = await freshNamespace(c);
     const b = await freshNamespace(c);
