@@ -28,6 +28,9 @@ function serialise(fields: Record<string, unknown> | undefined): Record<string, 
 }
 
 function describeError(error: Error): Record<string, unknown> {
+  // A Kubernetes client error's message embeds the response body and headers: log its status only.
+  const status = (error as { code?: unknown }).code;
+  if (typeof status === "number" && status >= 100 && status <= 599) return { name: error.name, httpStatus: status };
   return {
     name: error.name,
     message: error.message,

@@ -113,8 +113,8 @@ export class RunnerClient {
 
   /**
    * The session's events, from `lastEventId` on. The stream ends after a terminal status;
-   * a dropped connection is resumed with Last-Event-ID (`reconnect`, on by default), so no
-   * event is seen twice. Throws RunnerError for a session that is gone (404).
+   * a dropped connection or a 5xx answer is retried with Last-Event-ID (`reconnect`, on by
+   * default), so no event is seen twice. Throws RunnerError for a session that is gone (404).
    */
   async *events(
     id: string,
@@ -146,7 +146,9 @@ export class RunnerClient {
         }
         delay = 250;
       } catch (error) {
-        if (error instanceof RunnerError || options.signal?.aborted || options.reconnect === false) throw error;
+        // A 5xx (the runner restarting) is worth waiting out; any other refusal is final.
+        const final = error instanceof RunnerError && error.status < 500;
+        if (final || options.signal?.aborted || options.reconnect === false) throw error;
       }
       if (ended || options.reconnect === false) return;
       await new Promise((resolve) => setTimeout(resolve, delay));

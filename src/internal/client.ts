@@ -18,17 +18,20 @@ const CONNECT_TIMEOUT_MS = 2_000;
 const ANSWER_TIMEOUT_MS = 60_000;
 
 export class SupervisorClient {
-  readonly #pool: Pool;
+  /** JSON round trips: a bounded set of kept-alive connections. */
+  readonly #calls: Pool;
+  /**
+   * Event streams and terminal upgrades: each holds its connection for as long as the client
+   * watches, so these may never wait behind a connection limit (a thousand watched sessions
+   * would otherwise starve every other call).
+   */
+  readonly #streams: Pool;
 
   constructor(readonly socketPath: string) {
-    this.#pool = new Pool("http://supervisor", {
-      socketPath,
-      connections: 128,
-      connect: { timeout: CONNECT_TIMEOUT_MS },
-      headersTimeout: ANSWER_TIMEOUT_MS,
-      // Event streams are long-lived; the supervisor's heartbeats keep them moving.
-      bodyTimeout: 0,
-    });
+    const common = { socketPath, connect: { timeout: CONNECT_TIMEOUT_MS }, headersTimeout: ANSWER_TIMEOUT_MS };
+    this.#calls = new Pool("http://supervisor", { ...common, connections: 32 });
+    // The supervisor's heartbeats keep streams moving; no body timeout.
+    this.#streams = new Pool("http://supervisor", { ...common, connections: null, bodyTimeout: 0 });
   }
 
   /** A JSON round trip; the answer's status and body are relayed as they are. */
@@ -43,7 +46,7 @@ export class SupervisorClient {
    * other answer (404) is returned as JSON.
    */
   async events(sessionId: string, afterId: number): Promise<{ status: 200; stream: Readable } | InternalAnswer> {
-    const response = await this.#request("GET", `${internalPaths.events(sessionId)}?after=${afterId}`);
+    const response = await this.#request("GET", `${internalPaths.events(sessionId)}?after=${afterId}`, undefined, this.#streams);
     if (response.statusCode !== 200) {
       return { status: response.statusCode, body: JSON.parse(await response.body.text()) };
     }
@@ -53,7 +56,7 @@ export class SupervisorClient {
   /** Upgrades to the framed terminal byte stream of one app (see io-frames.ts). */
   async openTerminal(sessionId: string, query: URLSearchParams): Promise<Duplex> {
     try {
-      const { socket, headers } = await this.#pool.upgrade({
+      const { socket, headers } = await this.#streams.upgrade({
         path: `${internalPaths.io(sessionId)}?${query}`,
         protocol: IO_UPGRADE_PROTOCOL,
         headers: { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION },
@@ -68,14 +71,14 @@ export class SupervisorClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.#pool.close();
+  async close(): Promise<void> {
+    await Promise.all([this.#calls.close(), this.#streams.close()]);
   }
 
-  async #request(method: string, path: string, body?: unknown) {
+  async #request(method: string, path: string, body?: unknown, pool: Pool = this.#calls) {
     let response;
     try {
-      response = await this.#pool.request({
+      response = await pool.request({
         method,
         path,
         headers: {

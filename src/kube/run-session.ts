@@ -313,6 +313,9 @@ export class RunSession {
     this.#attachment?.close();
     this.#settleStart();
     this.#resolveDone();
+    // The history lives in the supervisor now: an ended pod would only hold quota. Its
+    // Service and routes go with it (owner references).
+    await this.#deletePod().catch((error: unknown) => this.#ctx.log.warn("deleting an ended session pod failed", { sessionId: this.#spec.sessionId, reason: apiReason(error) }));
   }
 
   /** The terminal never saw the app's output (it exited before the attach): take it from the log. */

@@ -1,0 +1,172 @@
+/**
+ * The Kubernetes backend under faults injected into the simulated cluster, and the runner's
+ * processes killed under live sessions (issue #4, "What must be true").
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/processes.ts";
+import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+
+describe("faults", () => {
+  let runner: KubeRunner;
+  beforeAll(async () => {
+    runner = await startKubeRunner();
+  });
+  afterAll(async () => {
+    // No test may leave a pod behind.
+    expect(await runner.sessionPods()).toEqual([]);
+    await runner?.close();
+  });
+
+  const running = async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    return sessionId;
+  };
+  const stopAndWaitGone = async (sessionId: string) => {
+    await runner.client.deleteSession(sessionId);
+    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+  };
+
+  it("keeps following pods after every watch is dropped", async () => {
+    const sessionId = await running();
+    expect(runner.sim.faults.dropWatches("pods")).toBeGreaterThanOrEqual(1);
+    runner.sim.faults.exitPod(SESSION_NAMESPACE, `telo-run-${sessionId}`, { exitCode: 0 });
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "exited", code: 0 } });
+    await stopAndWaitGone(sessionId);
+  });
+
+  it("relists after a forced 410 and still sees the pod end", async () => {
+    const sessionId = await running();
+    runner.sim.faults.expireResourceVersions();
+    runner.sim.faults.dropWatches("pods");
+    runner.sim.faults.exitPod(SESSION_NAMESPACE, `telo-run-${sessionId}`, { exitCode: 0 });
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "exited", code: 0 } });
+    await stopAndWaitGone(sessionId);
+  });
+
+  it("fails the start, summarised, when the API answers 500 to the pod create", async () => {
+    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500 });
+    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    expect(end).toEqual({
+      type: "status",
+      status: { kind: "failed", message: expect.stringMatching(/^create: could not create the session pod: the Kubernetes API rejected the request \((\w+, )?HTTP 500\)$/) },
+    });
+  });
+
+  it("re-attaches the terminal when the attach stream is cut", async () => {
+    const sessionId = await running();
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("before\r");
+    await framesUntilText(terminal, "before");
+    expect(runner.sim.faults.cutAttachStreams({ pod: `telo-run-${sessionId}` })).toBe(1);
+    // Keep typing until the re-attached stream echoes (stdin sent while detached is lost).
+    const echoed = (async () => textOf(await framesUntilText(terminal, "after")))();
+    const typing = setInterval(() => void terminal.send("after\r"), 300);
+    try {
+      expect(await echoed).toContain("after");
+    } finally {
+      clearInterval(typing);
+    }
+    terminal.close();
+    await stopAndWaitGone(sessionId);
+  });
+
+  it("loses nothing when the api process is killed", async () => {
+    const sessionId = await running();
+    await runner.stopApi("SIGKILL");
+    await runner.startApi();
+    expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
+    await stopAndWaitGone(sessionId);
+  });
+
+  it("re-adopts a live session after the supervisor is killed with SIGKILL", async () => {
+    const sessionId = await running();
+    const before = await runner.client.getSession(sessionId);
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("one\r");
+    await framesUntilText(terminal, "one");
+
+    // A reader that reconnects across the restart keeps going.
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const item of runner.client.events(sessionId, { maxReconnectDelayMs: 300 })) {
+        seen.push("gap" in item ? "gap" : item.event.type === "status" ? `status:${item.event.status.kind}` : item.event.type);
+      }
+    })();
+    await waitFor(() => seen.includes("status:running") || undefined, "the reader to catch up");
+
+    await runner.stopSupervisor("SIGKILL");
+    expect(await terminal.closed).toEqual({ code: 1011, reason: "supervisor unavailable" });
+    await runner.startSupervisor();
+
+    const after = await runner.client.getSession(sessionId);
+    expect(after).toMatchObject({ sessionId, createdAt: before.createdAt, mode: "run", status: { kind: "running" } });
+    const again = runner.client.terminal(sessionId);
+    await again.send("two\r");
+    expect(textOf(await framesUntilText(again, "two"))).toContain("two");
+    again.close();
+
+    await stopAndWaitGone(sessionId);
+    await reading;
+    expect(seen.slice(-1)).toEqual(["status:stopped"]);
+    expect(seen).toContain("gap");
+  });
+
+  it("reaps session pods no record explains, at boot", async () => {
+    await runner.core.createNamespacedPod({
+      namespace: SESSION_NAMESPACE,
+      body: {
+        metadata: { name: "stray", labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner" } },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [
+            {
+              name: "c",
+              image: "busybox",
+              resources: { limits: { cpu: "100m", memory: "64Mi" }, requests: { cpu: "100m", memory: "64Mi" } },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+            },
+          ],
+        },
+      },
+    });
+    await runner.stopSupervisor();
+    await runner.startSupervisor();
+    await waitFor(async () => !(await runner.sessionPods()).includes("stray") || undefined, "the stray pod to be reaped");
+  });
+});
+
+describe("Kubernetes API cost", () => {
+  let runner: KubeRunner;
+  beforeAll(async () => {
+    runner = await startKubeRunner({ env: { RUNNER_MAX_SESSIONS: "128" }, sim: { podStartDelayMs: 0 } });
+  });
+  afterAll(() => runner?.close());
+
+  it("makes at most 6 API requests per session start in the plainest configuration", async () => {
+    // One session first, so the cost measured is a session's and not the first connection's.
+    const warm = await runner.client.createSession(kubeSessionBody());
+    await eventsUntil(runner.client, warm.sessionId, isStatus("running"));
+    // The attach is the last call of a start: once it is open, that start is fully counted.
+    await waitFor(() => runner.sim.counters().attachSessions === 1 || undefined, "the first attach");
+    runner.sim.resetCounters();
+    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    await waitFor(() => runner.sim.counters().attachSessions === 2 || undefined, "the second attach");
+    const requests = runner.sim.counters().requests;
+    const total = Object.values(requests).reduce((sum, count) => sum + count, 0);
+    expect(requests).toEqual({ "create pods": 1, "get pods/attach": 1 });
+    expect(total).toBeLessThanOrEqual(6);
+  });
+
+  it("holds one pod watch in total with 100 live sessions", async () => {
+    const ids = await Promise.all(Array.from({ length: 100 }, async () => (await runner.client.createSession(kubeSessionBody())).sessionId));
+    await Promise.all(ids.map((id) => eventsUntil(runner.client, id, isStatus("running"))));
+    expect(runner.sim.counters().openWatches).toBe(1);
+    await Promise.all(ids.map((id) => runner.client.deleteSession(id)));
+    await waitFor(async () => (await runner.sessionPods()).length <= 1 || undefined, "the pods to be gone", 60_000);
+  });
+});
