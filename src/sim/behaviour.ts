@@ -24,6 +24,7 @@ export const AnnotationSchemas = {
   "kernel-debug": v.picklist(["auto", "off", "run-failed"]),
   workspace: bool,
   "report-resize": bool,
+  "termination-message": v.string(),
 } as const;
 
 type Key = keyof typeof AnnotationSchemas;

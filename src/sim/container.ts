@@ -3,6 +3,7 @@
 // (ports, kernel debug stream, workspace surface) are started by the kubelet beside it.
 import { EventEmitter } from "node:events";
 import type { ContainerBehaviour } from "./behaviour.ts";
+import { download, downloadUrl } from "./download.ts";
 import { LogBuffer } from "./logbuffer.ts";
 import { LineDiscipline, onlcr } from "./tty.ts";
 
@@ -26,6 +27,8 @@ export interface ContainerOptions {
   stdinOnce: boolean;
   /** Long-running by nature (listens on ports, serves a debug stream or the workspace). */
   server: boolean;
+  /** The command line, for programs recognised by it (a `wget` download). */
+  argv: string[];
   logLimitBytes: number;
 }
 
@@ -79,6 +82,13 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
           : { exitCode: b["exit-code"] ?? 0, reason: (b["exit-code"] ?? 0) === 0 ? "Completed" : "Error" };
       if (b.crash) this.print("stderr", Buffer.from("Segmentation fault (core dumped)\n"));
       this.timer = setTimeout(() => this.exit(status), b["run-ms"] ?? 0);
+    } else if (downloadUrl(this.options.argv) !== undefined) {
+      const aborted = new AbortController();
+      this.once("exit", () => aborted.abort());
+      void download(downloadUrl(this.options.argv)!, this.options.argv, aborted.signal).then((r) => {
+        if (r.stderr) this.print("stderr", Buffer.from(r.stderr));
+        this.exit({ exitCode: r.exitCode, reason: r.exitCode === 0 ? "Completed" : "Error" });
+      });
     } else if (!this.options.stdin && !this.options.server) {
       // `cat` with no stdin reads EOF at once: a plain container without stdin just completes.
       setImmediate(() => this.exit({ exitCode: 0, reason: "Completed" }));

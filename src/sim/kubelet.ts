@@ -91,6 +91,20 @@ function imageId(image: string): string {
   return `${qualified}@sha256:${createHash("sha256").update(image).digest("hex")}`;
 }
 
+/**
+ * What the kubelet puts in terminated.message: the file the program wrote (the
+ * `termination-message` annotation stands in for /dev/termination-log), else, under
+ * FallbackToLogsOnError and a failure, the log's tail (80 lines / 2 KiB at most).
+ */
+function terminationMessage(spec: KubeObject["spec"], behaviour: { "termination-message"?: string }, proc: ContainerProcess, exit: ExitStatus): string | undefined {
+  if (behaviour["termination-message"]) return behaviour["termination-message"];
+  if (exit.message) return exit.message;
+  if (spec.terminationMessagePolicy !== "FallbackToLogsOnError" || exit.exitCode === 0) return undefined;
+  const text = Buffer.concat(proc.logs.snapshot().map((e) => e.data)).toString("utf8");
+  const tail = text.split("\n").slice(-81).join("\n");
+  return tail.length > 2048 ? tail.slice(-2048) : tail;
+}
+
 function envOf(spec: KubeObject["spec"]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of spec.env ?? []) if (typeof e.value === "string") env[e.name] = e.value;
@@ -446,6 +460,7 @@ export class Kubelet {
         stdin: r.spec.stdin === true,
         stdinOnce: r.spec.stdinOnce === true,
         server: !r.init && (listens || debugPort !== undefined || servesWorkspace),
+        argv,
         logLimitBytes: this.options.logLimitBytes,
       },
       behaviour,
@@ -496,7 +511,8 @@ export class Kubelet {
       finishedAt: timestamp(),
       containerID: r.containerID,
     };
-    if (exit.message) terminated.message = exit.message;
+    const message = terminationMessage(r.spec, behaviour, proc, exit);
+    if (message) terminated.message = message;
     r.state = { terminated };
     if (r.init) this.sync(rt);
     return exit;

@@ -148,3 +148,51 @@ describe("container behaviours", () => {
     expect(traversal.status).toBe(500);
   });
 });
+
+describe("downloads in init containers", () => {
+  it("fetches the body URL for real: a gzip body lets the pod start, a 404 fails it as busybox wget would", async () => {
+    const { createServer } = await import("node:http");
+    const { gzipSync } = await import("node:zlib");
+    let fetched = 0;
+    const server = createServer((req, res) => {
+      if (req.url === "/bundle?token=good") {
+        fetched++;
+        res.writeHead(200, { "content-type": "application/gzip" });
+        res.end(gzipSync(Buffer.alloc(1024)));
+      } else {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end('{"error":"not_found"}');
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const ns = await freshNamespace(c);
+      const withFetch = (name: string, url: string) => ({
+        metadata: { name },
+        spec: {
+          restartPolicy: "Never",
+          initContainers: [
+            { name: "body-fetch", image: "busybox:stable", command: ["sh", "-c"], args: [`set -e; wget -qO /tmp/body.tgz "${url}"; tar xzf /tmp/body.tgz -C /app`], terminationMessagePolicy: "FallbackToLogsOnError" },
+          ],
+          containers: [{ name: "session", image: "telorun/node", stdin: true, tty: true }],
+        },
+      });
+      await c.core.createNamespacedPod({ namespace: ns, body: withFetch("good", `${base}/bundle?token=good`) });
+      await c.core.createNamespacedPod({ namespace: ns, body: withFetch("spent", `${base}/bundle?token=bad`) });
+      await podIP(ns, "good");
+      expect(fetched).toBe(1);
+      const failed = await waitFor("spent fails", async () => {
+        const p = await c.core.readNamespacedPod({ name: "spent", namespace: ns });
+        return p.status?.phase === "Failed" ? p : undefined;
+      });
+      expect(failed.status?.initContainerStatuses?.[0]?.state?.terminated).toMatchObject({
+        exitCode: 1,
+        reason: "Error",
+        message: "wget: server returned error: HTTP/1.1 404 Not Found\n",
+      });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
