@@ -14,7 +14,7 @@ import { buildJobName, buildLabels } from "./names.ts";
  * A `telo install` of a typical closure fits well within this; the build namespace may carry a
  * ResourceQuota, which requires requests and limits on every container.
  */
-export const KANIKO_RESOURCES: V1ResourceRequirements = {
+const KANIKO_RESOURCES: V1ResourceRequirements = {
   limits: { cpu: "1", memory: "2Gi" },
   requests: { cpu: "250m", memory: "512Mi" },
 };

@@ -43,7 +43,7 @@ export interface RunPodInput {
 }
 
 /** §2.1 / §2.10: a built image is content-addressed, so the node's copy is always right. */
-export function runContainerImage(input: Pick<RunPodInput, "session" | "defaultImage" | "builtImage">): ContainerImage {
+function runContainerImage(input: Pick<RunPodInput, "session" | "defaultImage" | "builtImage">): ContainerImage {
   if (input.builtImage) return { image: input.builtImage, imagePullPolicy: "IfNotPresent" };
   return configuredImage(input.session.config, input.defaultImage);
 }

@@ -6,7 +6,7 @@
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { managedByLabels, workspaceConfigMapName } from "./names.ts";
 
-export const WORKSPACE_MANIFEST_KEY = "telo.yaml";
+const WORKSPACE_MANIFEST_KEY = "telo.yaml";
 
 export interface WorkspaceConfigMapInput {
   /** The workspace application manifest shipped with the core (identical across backends). */
