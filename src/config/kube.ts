@@ -14,8 +14,7 @@ import {
   stringVar,
 } from "./env-values.ts";
 
-export const ROUTING_MODES = ["auto", "ingress", "gateway", "none"] as const;
-export type RoutingMode = (typeof ROUTING_MODES)[number];
+const ROUTING_MODES = ["auto", "ingress", "gateway", "none"] as const;
 
 const withoutTrailingSlashes = v.transform((value: string | undefined) => value?.replace(/\/+$/, ""));
 
