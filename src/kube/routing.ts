@@ -2,9 +2,10 @@
  * The routing seam (kubernetes.md §6): the session Service, the routing objects of the layer
  * chosen at boot (one Ingress per session, or one HTTPRoute per tcp port) and route health.
  * Everything the runner creates here is owned by the session pod, so it is never deleted on
- * stop: the garbage collector removes it with the pod. Publishing rejects with the client-node
- * error unchanged, so callers summarise it with `apiReason` and keep it as the cause. Route
- * health only reports, to the log: this target has no `route` events.
+ * stop: the garbage collector removes it with the pod. Publishing rejects with the failed call's
+ * error unchanged (client-node's ApiException, or the Error of a call past its deadline), so
+ * callers summarise it with `apiReason` and keep it as the cause. Route health only reports, to
+ * the log: this target has no `route` events.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import * as v from "valibot";
