@@ -27,6 +27,8 @@ const CREATE_DEADLINE_MS = 30_000;
 /** Output kept from the pod log when the terminal never saw any (an app that exited at once). */
 const LOG_BACKFILL_BYTES = 1024 * 1024;
 const SESSION_CONTAINER = "session";
+/** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
+const MAX_EARLY_STDIN_BYTES = 64 * 1024;
 
 /** The session's facts as its pod records them. */
 export function sessionFacts(spec: StartSpec): Omit<SessionRecord, "envNames" | "agent"> {
@@ -55,6 +57,8 @@ export class RunSession {
   #finished = false;
   #sawOutput = false;
   #attachment: Attachment | undefined;
+  #earlyStdin: Buffer[] = [];
+  #earlyStdinBytes = 0;
   #startSettled = false;
   #resolveStart!: () => void;
   #rejectStart!: (error: Error) => void;
@@ -249,6 +253,8 @@ export class RunSession {
       return;
     }
     const attachment = this.#attachment;
+    for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
+    this.#earlyStdinBytes = 0;
     void attachment.closed.then(() => {
       // A stream cut while the pod still runs (network, apiserver restart) is re-attached.
       if (this.#finished || this.#attachment !== attachment) return;
@@ -276,6 +282,13 @@ export class RunSession {
     } catch (error) {
       this.#say(`could not publish the session route: ${apiReason(error)}`);
     }
+  }
+
+  #writeStdin(bytes: Uint8Array): void {
+    if (this.#attachment) return this.#attachment.writeStdin(bytes);
+    if (this.#finished || this.#earlyStdinBytes + bytes.byteLength > MAX_EARLY_STDIN_BYTES) return;
+    this.#earlyStdin.push(Buffer.from(bytes));
+    this.#earlyStdinBytes += bytes.byteLength;
   }
 
   #say(text: string): void {
@@ -355,7 +368,7 @@ export class RunSession {
   #workload(): Workload {
     return {
       done: this.done,
-      writeStdin: (_app, bytes) => this.#attachment?.writeStdin(bytes),
+      writeStdin: (_app, bytes) => this.#writeStdin(bytes),
       resize: (_app, cols, rows) => this.#attachment?.resize(cols, rows),
       stop: async () => {
         if (this.#finished) return;

@@ -38,6 +38,9 @@ import { Session, adoptedStreamBase } from "../sessions/session.ts";
 
 export type Outcome = { status: number; body?: unknown };
 
+/** Where a session's start stands: `running` is held back until the workload handle exists. */
+type LaunchState = { settled: boolean; heldRunning: RunStatus | undefined };
+
 export type SupervisorTimings = {
   /** SSE heartbeat cadence (contract.md §5). */
   heartbeatMs: number;
@@ -416,15 +419,21 @@ export class SessionService {
     session: Session,
     start: (callbacks: BackendCallbacks) => Promise<Workload> = (callbacks) => this.backend.start(session.launch, callbacks),
   ): Promise<void> {
+    // A `running` reported before the start settles is held back until the workload handle
+    // is in place, so a client that sees `running` can type, and use the workspace, at once.
+    const launch: LaunchState = { settled: false, heldRunning: undefined };
     try {
-      const workload = await start(this.#callbacks(session));
+      const workload = await start(this.#callbacks(session, launch));
       session.workload = workload;
+      launch.settled = true;
+      if (launch.heldRunning) this.#emitStatus(session, launch.heldRunning);
       void workload.done.then(() => {
         if (session.workload === workload) session.workload = undefined;
       });
       // A stop (DELETE or shutdown) that arrived while starting takes effect now.
       if (session.userStopped || session.disposed) await workload.stop();
     } catch (error) {
+      launch.settled = true;
       const message =
         error instanceof SessionStartError
           ? `${error.stage}: ${error.message}`
@@ -434,12 +443,15 @@ export class SessionService {
     }
   }
 
-  #callbacks(session: Session): BackendCallbacks {
+  #callbacks(session: Session, launch: LaunchState): BackendCallbacks {
     const append = (event: RunEvent) => {
       if (!session.disposed) session.append(event);
     };
     return {
-      onStatus: (status) => this.#emitStatus(session, status),
+      onStatus: (status) => {
+        if (!launch.settled && status.kind === "running") launch.heldRunning = status;
+        else this.#emitStatus(session, status);
+      },
       onProgress: (phase, message, done, app) =>
         append({ type: "progress", ...(app !== undefined && { app }), phase, message, ...(done !== undefined && { done }) }),
       onOutput: (app, bytes, tag) => session.pushOutput(app, bytes, tag),

@@ -167,6 +167,6 @@ describe("Kubernetes API cost", () => {
     await Promise.all(ids.map((id) => eventsUntil(runner.client, id, isStatus("running"))));
     expect(runner.sim.counters().openWatches).toBe(1);
     await Promise.all(ids.map((id) => runner.client.deleteSession(id)));
-    await waitFor(async () => (await runner.sessionPods()).length <= 1 || undefined, "the pods to be gone", 60_000);
-  });
+    await waitFor(async () => (await runner.sessionPods()).length <= 1 || undefined, "the pods to be gone", 120_000);
+  }, 240_000);
 });
