@@ -6,7 +6,8 @@ import { parse as parseYaml } from "yaml";
 import { admitPodSecurity, admitQuota, invalidError, validateObject } from "./admission.ts";
 import { applyCreateDefaults } from "./defaults.ts";
 import { deleteObject, finishIfFinalized, type DeleteOptions } from "./deletion.ts";
-import { readBody, sendJson } from "./http-util.ts";
+import { readBody, readBodyBytes, sendJson } from "./http-util.ts";
+import { decodeProtobufObject, PROTOBUF, UnknownProtobufField } from "./protobuf.ts";
 import { type KubeObject, clone, newUid, randomSuffix, timestamp, keyOf } from "./object.ts";
 import { applyPatch } from "./patch.ts";
 import type { RequestInfo } from "./request-info.ts";
@@ -31,14 +32,22 @@ function ref(type: ResourceType) {
 }
 
 /**
- * Request bodies in JSON or YAML. Protobuf is refused with 415, which client-go (kubectl's typed
- * clients send protobuf) answers by retrying in JSON.
+ * Request bodies in JSON, YAML, or (for the kinds kubectl's imperative commands create) the
+ * Kubernetes protobuf envelope; anything else is 415, as the apiserver answers it.
  */
-function parseBody(contentType: string | undefined, text: string): KubeObject {
+function parseBody(contentType: string | undefined, raw: Buffer): KubeObject {
   const type = (contentType ?? "application/json").split(";")[0]!.trim();
-  if (type !== "application/json" && type !== "application/yaml" && type !== "") {
-    throw unsupportedMediaType(type, ["application/json", "application/yaml"]);
+  const accepted = ["application/json", "application/yaml", PROTOBUF];
+  if (type === PROTOBUF) {
+    try {
+      return decodeProtobufObject(raw);
+    } catch (err) {
+      if (err instanceof UnknownProtobufField) throw unsupportedMediaType(`${type} (${err.message})`, accepted);
+      throw badRequest(`unable to decode protobuf body: ${(err as Error).message}`);
+    }
   }
+  if (type !== "application/json" && type !== "application/yaml" && type !== "") throw unsupportedMediaType(type, accepted);
+  const text = raw.toString("utf8");
   let body: unknown;
   try {
     body = type === "application/yaml" ? parseYaml(text) : JSON.parse(text);
@@ -74,9 +83,9 @@ export class ResourceApi {
       case "watch":
         return this.watch(req, res, info);
       case "create":
-        return this.create(res, info, parseBody(req.headers["content-type"], await readBody(req)));
+        return this.create(res, info, parseBody(req.headers["content-type"], await readBodyBytes(req)));
       case "update":
-        return this.update(res, info, parseBody(req.headers["content-type"], await readBody(req)));
+        return this.update(res, info, parseBody(req.headers["content-type"], await readBodyBytes(req)));
       case "patch":
         return this.patch(req, res, info, await readBody(req));
       case "delete":

@@ -20,6 +20,10 @@ export function sendStatus(res: ServerResponse, err: StatusError): void {
 }
 
 export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readBodyBytes(req)).toString("utf8");
+}
+
+export async function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -27,5 +31,5 @@ export async function readBody(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY) throw new StatusError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728");
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }

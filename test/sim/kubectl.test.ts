@@ -150,6 +150,26 @@ describe("kubectl against the simulator", () => {
   });
 });
 
+describe("kubectl imperative commands (protobuf bodies)", () => {
+  it("creates namespaces, configmaps, secrets, pods and services from typed-client commands", async () => {
+    const ns = `imp${Date.now().toString(36)}`;
+    expect((await kubectl(["create", "namespace", ns])).stdout).toBe(`namespace/${ns} created\n`);
+    expect((await kubectl(["create", "configmap", "cm", "-n", ns, "--from-literal=a=b", "--from-literal=empty="])).stdout).toBe("configmap/cm created\n");
+    expect((await kubectl(["create", "secret", "generic", "s", "-n", ns, "--from-literal=pw=hunter2"])).stdout).toBe("secret/s created\n");
+    expect((await kubectl(["run", "web", "-n", ns, "--image=nginx:1.27", "--port=80", "--labels=app=web", "--env=A=1"])).stdout).toBe("pod/web created\n");
+    expect((await kubectl(["expose", "pod", "web", "-n", ns, "--port=8080", "--target-port=80"])).stdout).toBe("service/web exposed\n");
+
+    expect((await c.core.readNamespacedConfigMap({ name: "cm", namespace: ns })).data).toEqual({ a: "b", empty: "" });
+    expect((await c.core.readNamespacedSecret({ name: "s", namespace: ns })).data).toEqual({ pw: Buffer.from("hunter2").toString("base64") });
+    const web = await c.core.readNamespacedPod({ name: "web", namespace: ns });
+    expect(web.metadata?.labels).toEqual({ app: "web" });
+    expect(web.spec?.containers[0]).toMatchObject({ name: "web", image: "nginx:1.27", env: [{ name: "A", value: "1" }], ports: [{ containerPort: 80, protocol: "TCP" }] });
+    const svc = await c.core.readNamespacedService({ name: "web", namespace: ns });
+    expect(svc.spec?.selector).toEqual({ app: "web" });
+    expect(svc.spec?.ports?.[0]).toMatchObject({ port: 8080, targetPort: 80, protocol: "TCP" });
+  });
+});
+
 describe("npm run sim", () => {
   it("starts standalone and prints its kubeconfig path", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/sim/main.ts"], { cwd: join(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] });
