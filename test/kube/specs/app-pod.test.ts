@@ -3,9 +3,6 @@ import { appPod, type AppPodInput } from "../../../src/kube/specs/app-pod.ts";
 import { parseSessionRecord } from "../../../src/kube/specs/session-record.ts";
 import {
   APP_LIMITS,
-  expectAdmitted,
-  expectSchemaValid,
-  FULL_SETTINGS,
   PLAIN_SETTINGS,
   runSession,
   SESSION_ID,
@@ -82,38 +79,5 @@ describe("appPod", () => {
     expect(violations("restricted", reference)).toEqual([
       'runAsNonRoot != true (pod or container "session" must set securityContext.runAsNonRoot=true)',
     ]);
-  });
-
-  describe("is valid and admitted under `restricted` in every configuration", () => {
-    const configurations: Record<string, AppPodInput> = {
-      plain: input(),
-      "pull secret + runtime class": input({ settings: FULL_SETTINGS }),
-      "no ports, default image": input({
-        session: runSession({ selfContained: true, config: {}, inspect: true }),
-      }),
-      "tcp + udp on one number": input({
-        session: runSession({
-          selfContained: true,
-          apps: [
-            {
-              name: "app",
-              entryRelativePath: "telo.yaml",
-              ports: [
-                { port: 53, protocol: "tcp" },
-                { port: 53, protocol: "udp" },
-              ],
-              io: "tty",
-            },
-          ],
-        }),
-      }),
-    };
-    for (const [name, configuration] of Object.entries(configurations)) {
-      it(name, () => {
-        const pod = appPod(configuration);
-        expectSchemaValid(pod);
-        expectAdmitted("restricted", pod);
-      });
-    }
   });
 });

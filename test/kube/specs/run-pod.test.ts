@@ -2,8 +2,6 @@ import { describe, expect, it } from "vitest";
 import { runPod, type RunPodInput } from "../../../src/kube/specs/run-pod.ts";
 import { parseSessionRecord } from "../../../src/kube/specs/session-record.ts";
 import {
-  expectAdmitted,
-  expectSchemaValid,
   FULL_SETTINGS,
   PLAIN_SETTINGS,
   RUN_LIMITS,
@@ -175,33 +173,5 @@ describe("runPod", () => {
     });
     expect(container?.volumeMounts?.map((m) => m.name)).toEqual(["app", "work", "home", "tmp"]);
     expect(pod.spec?.volumes?.map((v) => v.name)).toEqual(["app", "work", "home", "tmp"]);
-  });
-
-  describe("is valid and admitted under `restricted` in every configuration", () => {
-    const twoPorts = [
-      { port: 8080, protocol: "tcp" as const },
-      { port: 8080, protocol: "udp" as const },
-    ];
-    const configurations: Record<string, RunPodInput> = {
-      plain: input(),
-      "pull secret + runtime class": input({ settings: FULL_SETTINGS }),
-      "inspect + tcp/udp ports": input({
-        session: runSession({ inspect: true, apps: [{ name: "app", entryRelativePath: "main.yaml", ports: twoPorts, io: "tty" }] }),
-      }),
-      "build path": input({ builtImage: "registry.example.com/telo-sessions:0123456789abcdef0123456789abcdef" }),
-      "no env": input({ env: {} }),
-      "everything at once": input({
-        settings: FULL_SETTINGS,
-        session: runSession({ inspect: true, apps: [{ name: "app", entryRelativePath: "main.yaml", ports: twoPorts, io: "tty" }] }),
-        builtImage: "registry.example.com/telo-sessions:0123456789abcdef0123456789abcdef",
-      }),
-    };
-    for (const [name, configuration] of Object.entries(configurations)) {
-      it(name, () => {
-        const pod = runPod(configuration);
-        expectSchemaValid(pod);
-        expectAdmitted("restricted", pod);
-      });
-    }
   });
 });

@@ -4,9 +4,6 @@ import { watchPod, type AgentEntry, type WatchPodInput } from "../../../src/kube
 import {
   APP_LIMITS,
   CREATED_AT,
-  expectAdmitted,
-  expectSchemaValid,
-  FULL_SETTINGS,
   PLAIN_SETTINGS,
   SESSION_ID,
 } from "../fixtures.ts";
@@ -215,38 +212,5 @@ describe("watchPod", () => {
     const { port: _port, ...portless } = AGENT;
     const agent = watchPod(input({ agent: portless })).spec?.containers.find((c) => c.name === "agent");
     expect(agent?.ports).toBeUndefined();
-  });
-
-  describe("is valid and admitted under `restricted` in every configuration", () => {
-    const configurations: Record<string, WatchPodInput> = {
-      "one app, no agent": input({
-        session: watchSession([{ name: "app", entryRelativePath: "telo.yaml", ports: [], io: "tty" }]),
-      }),
-      "two apps + agent": input({ agent: AGENT }),
-      "pull secret + runtime class": input({ settings: FULL_SETTINGS, agent: AGENT }),
-      "tcp/udp ports, default image": input({
-        session: {
-          ...watchSession([
-            {
-              name: "dns",
-              entryRelativePath: "dns.yaml",
-              ports: [
-                { port: 5353, protocol: "udp" },
-                { port: 5353, protocol: "tcp" },
-              ],
-              io: "streams",
-            },
-          ]),
-          config: {},
-        },
-      }),
-    };
-    for (const [name, configuration] of Object.entries(configurations)) {
-      it(name, () => {
-        const pod = watchPod(configuration);
-        expectSchemaValid(pod);
-        expectAdmitted("restricted", pod);
-      });
-    }
   });
 });
