@@ -3,17 +3,15 @@
  * (so tests reach its fault knobs and counters), the api and the supervisor run as their own
  * processes, exactly as the deployment's two containers do.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { CoreV1Api, NetworkingV1Api } from "@kubernetes/client-node";
 import { RunnerClient } from "../../src/client/index.ts";
 import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "../../src/sim/index.ts";
-import { capturedStderr, freePort, waitFor } from "./processes.ts";
+import { capturedStderr, freePort, spawnTs, stopChild, waitFor } from "./processes.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const SESSION_NAMESPACE = "telo-sessions";
 
 export type KubeRunner = {
@@ -30,32 +28,6 @@ export type KubeRunner = {
   sessionPods(): Promise<string[]>;
   close(): Promise<void>;
 };
-
-function spawnEntry(entry: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-    if (process.env.TEST_VERBOSE) process.stderr.write(chunk);
-  });
-  child.stdout?.on("data", (chunk: Buffer) => {
-    if (process.env.TEST_VERBOSE) process.stdout.write(chunk);
-  });
-  Object.defineProperty(child, "capturedStderr", { get: () => stderr });
-  return child;
-}
-
-function stop(child: ChildProcess | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.kill(signal);
-  });
-}
 
 export async function startKubeRunner(options: { env?: Record<string, string>; sim?: SimulatedClusterOptions } = {}): Promise<KubeRunner> {
   const sim = await startSimulatedCluster({ podStartDelayMs: 20, backoffMs: 200, ...options.sim });
@@ -87,7 +59,7 @@ export async function startKubeRunner(options: { env?: Record<string, string>; s
     client: new RunnerClient(baseUrl),
     baseUrl,
     async startSupervisor() {
-      supervisor = spawnEntry("src/supervisor/main.ts", env);
+      supervisor = spawnTs("src/supervisor/main.ts", env);
       const child = supervisor;
       await waitFor(async () => {
         if (child.exitCode !== null) throw new Error(`supervisor exited (${child.exitCode}): ${capturedStderr(child)}`);
@@ -99,23 +71,23 @@ export async function startKubeRunner(options: { env?: Record<string, string>; s
         return (await fetch(`${baseUrl}/v1/sessions/none`).catch(() => undefined))?.status === 404 || !api || undefined;
       }, "the supervisor's internal socket");
     },
-    stopSupervisor: (signal) => stop(supervisor, signal),
+    stopSupervisor: (signal) => stopChild(supervisor, signal),
     async startApi() {
-      api = spawnEntry("src/api/main.ts", env);
+      api = spawnTs("src/api/main.ts", env);
       const child = api;
       await waitFor(async () => {
         if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
         return (await fetch(`${baseUrl}/v1/sessions/none`)).status === 404 || undefined;
       }, "the api process");
     },
-    stopApi: (signal) => stop(api, signal),
+    stopApi: (signal) => stopChild(api, signal),
     async sessionPods() {
       const pods = await core.listNamespacedPod({ namespace: SESSION_NAMESPACE });
       return pods.items.map((pod) => pod.metadata?.name ?? "");
     },
     async close() {
-      await stop(api, "SIGKILL");
-      await stop(supervisor);
+      await stopChild(api, "SIGKILL");
+      await stopChild(supervisor);
       await sim.stop();
       await rm(dir, { recursive: true, force: true });
     },

@@ -23,7 +23,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
+/** Starts a TypeScript entry of the project as its own Node process (tsx), its stderr captured. */
+export function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
@@ -67,7 +68,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
   }
 }
 
-function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+export function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once("exit", () => resolve());
