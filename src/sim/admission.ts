@@ -98,26 +98,36 @@ export function validateObject(type: ResourceType, obj: KubeObject): void {
   if (causes.length > 0) throw invalidError(obj, causes);
 }
 
-/** Pod Security admission as the namespace's `pod-security.kubernetes.io/enforce` label asks. */
-export function admitPodSecurity(store: Store, namespaceType: ResourceType, pod: KubeObject): void {
-  const ns = store.get(namespaceType, undefined, pod.metadata.namespace!);
-  const level = enforcedLevel(ns?.metadata.labels);
-  if (level === "privileged") return;
-  const violations = podSecurityViolations(level, pod);
-  if (violations.length === 0) return;
-  throw new StatusError(403, "Forbidden", podSecurityForbiddenMessage(pod.metadata.name, level, violations), {
-    name: pod.metadata.name,
-    kind: "pods",
-  });
+/**
+ * Pod Security admission as the namespace labels ask: `enforce` refuses with 403; `warn` (checked
+ * against pods and the pod templates of Jobs) returns warnings for the `Warning` header.
+ */
+export function admitPodSecurity(store: Store, namespaceType: ResourceType, obj: KubeObject): string[] {
+  const ns = store.get(namespaceType, undefined, obj.metadata.namespace!);
+  const labels = ns?.metadata.labels ?? {};
+  const pod = obj.kind === "Pod" ? obj : { metadata: obj.spec?.template?.metadata ?? {}, spec: obj.spec?.template?.spec };
+  if (obj.kind === "Pod") {
+    const level = enforcedLevel(labels);
+    const violations = level === "privileged" ? [] : podSecurityViolations(level, pod);
+    if (violations.length > 0) {
+      throw new StatusError(403, "Forbidden", podSecurityForbiddenMessage(obj.metadata.name, level, violations), { name: obj.metadata.name, kind: "pods" });
+    }
+  }
+  const warnLabel = labels["pod-security.kubernetes.io/warn"];
+  if (warnLabel === undefined) return [];
+  const warnLevel = enforcedLevel({ "pod-security.kubernetes.io/enforce": warnLabel });
+  const warned = warnLevel === "privileged" ? [] : podSecurityViolations(warnLevel, pod);
+  return warned.length > 0 ? [`would violate PodSecurity "${warnLevel}:latest": ${warned.join(", ")}`] : [];
 }
 
 export function admitQuota(store: Store, type: ResourceType, obj: KubeObject): void {
   checkQuota(store, type, obj);
 }
 
-/** Everything a create goes through after defaulting: schema, Pod Security, quota. */
-export function admitNew(store: Store, type: ResourceType, namespaceType: ResourceType, obj: KubeObject): void {
+/** Everything a create goes through after defaulting: schema, Pod Security, quota. Returns warnings. */
+export function admitNew(store: Store, type: ResourceType, namespaceType: ResourceType, obj: KubeObject): string[] {
   validateObject(type, obj);
-  if (type.kind === "Pod") admitPodSecurity(store, namespaceType, obj);
+  const warnings = type.kind === "Pod" || type.kind === "Job" ? admitPodSecurity(store, namespaceType, obj) : [];
   admitQuota(store, type, obj);
+  return warnings;
 }

@@ -3,7 +3,7 @@
 // in their own modules; this one is the apiserver's request flow.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
-import { admitPodSecurity, admitQuota, invalidError, validateObject } from "./admission.ts";
+import { admitNew, invalidError, validateObject } from "./admission.ts";
 import { applyCreateDefaults } from "./defaults.ts";
 import { deleteObject, finishIfFinalized, type DeleteOptions } from "./deletion.ts";
 import { readBody, readBodyBytes, sendJson } from "./http-util.ts";
@@ -253,15 +253,18 @@ export class ResourceApi {
     delete meta.deletionGracePeriodSeconds;
     if (type.generation) meta.generation = 1;
     applyCreateDefaults(obj);
-    validateObject(type, obj);
-    if (type === POD) admitPodSecurity(this.store, NAMESPACE, obj);
-    if (this.store.get(type, meta.namespace, meta.name)) throw alreadyExists(ref(type), meta.name);
-    admitQuota(this.store, type, obj);
+    if (this.store.get(type, meta.namespace, meta.name)) {
+      // Validation and admission run first, as in the apiserver; only then does storage refuse.
+      admitNew(this.store, type, NAMESPACE, obj);
+      throw alreadyExists(ref(type), meta.name);
+    }
+    const warnings = admitNew(this.store, type, NAMESPACE, obj);
+    const headers: Record<string, string> = warnings.length > 0 ? { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {};
     if (info.query.get("dryRun") === "All") {
-      sendJson(res, 201, obj);
+      sendJson(res, 201, obj, headers);
       return;
     }
-    sendJson(res, 201, this.store.write(type, obj, "ADDED"));
+    sendJson(res, 201, this.store.write(type, obj, "ADDED"), headers);
   }
 
   /** Shared by PUT and PATCH: `next` is the full desired object. */

@@ -44,6 +44,13 @@ describe("admission", () => {
     expect(refused.message).toContain('allowPrivilegeEscalation != false (container "session" must set securityContext.allowPrivilegeEscalation=false)');
   });
 
+  it("warns under pod-security.kubernetes.io/warn without refusing", async () => {
+    const ns = await freshNamespace(c, { "pod-security.kubernetes.io/warn": "restricted" });
+    const res = await fetch(`${c.cluster.url}/api/v1/namespaces/${ns}/pods`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(pod("loose")) });
+    expect(res.status).toBe(201);
+    expect(res.headers.get("warning")).toMatch(/^299 - "would violate PodSecurity \\"restricted:latest\\": allowPrivilegeEscalation != false/);
+  });
+
   it("applies the baseline level: privileged containers are refused, unhardened ones admitted", async () => {
     const ns = await freshNamespace(c, { "pod-security.kubernetes.io/enforce": "baseline" });
     await c.core.createNamespacedPod({ namespace: ns, body: pod("plain") });
