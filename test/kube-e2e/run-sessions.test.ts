@@ -13,7 +13,11 @@ describe("run sessions on the simulated cluster", () => {
   beforeAll(async () => {
     runner = await startKubeRunner({ env: { RUNNER_MAX_TTL_SECONDS: "4", RUNNER_START_DEADLINE_SECONDS: "2" } });
   });
-  afterAll(() => runner?.close());
+  afterAll(async () => {
+    // Every session here ended or was stopped: no pod may be left behind.
+    await waitFor(async () => (await runner.sessionPods()).length === 0 || undefined, "every pod to be gone");
+    await runner?.close();
+  });
 
   it("provisions, runs, echoes the terminal, resizes, reports reachability, and cleans up on stop", async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ listen: true }, { ports: [{ port: 3000, protocol: "tcp" }] }));
