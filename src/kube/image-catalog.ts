@@ -80,7 +80,7 @@ export function parseDockerHubRef(ref: string): DockerHubRef | null {
 }
 
 /** `ns/repo` as Docker Hub's API addresses it: a bare name is an official `library/` image. */
-export function hubRepositoryPath(repository: string): string {
+function hubRepositoryPath(repository: string): string {
   return repository.includes("/") ? repository : `library/${repository}`;
 }
 

@@ -14,7 +14,7 @@ export const MANIFEST_ACCEPT = [
 ].join(", ");
 
 /** The repository path inside its registry: everything after the host segment. */
-export function repositoryPath(repository: string): string | undefined {
+function repositoryPath(repository: string): string | undefined {
   const slash = repository.indexOf("/");
   return slash === -1 ? undefined : repository.slice(slash + 1);
 }

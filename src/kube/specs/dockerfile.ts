@@ -17,7 +17,7 @@ export interface DockerfileInput {
  * The base reference an image is built FROM. A resolved digest is pinned so the image really
  * is built from the base its tag was computed over, not whatever the tag points to later.
  */
-export function fromReference(baseImage: string, baseDigest: string | undefined): string {
+function fromReference(baseImage: string, baseDigest: string | undefined): string {
   if (baseDigest === undefined || baseImage.includes("@")) return baseImage;
   return `${baseImage}@${baseDigest}`;
 }

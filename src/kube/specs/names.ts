@@ -82,7 +82,7 @@ export function buildLabels(managedBy: string): Record<string, string> {
   return { ...managedByLabels(managedBy), [LABEL.build]: "true" };
 }
 
-/** Every object this runner (under this managed-by value) created: orphan reap, ConfigMap sweep. */
+/** Everything this runner (under this managed-by value) created: the pod informer, boot adopt/reap, ConfigMap sweep. */
 export function managedBySelector(managedBy: string): string {
   return `${LABEL.managedBy}=${managedBy}`;
 }
@@ -90,15 +90,6 @@ export function managedBySelector(managedBy: string): string {
 /** One session's objects (its pods across recreations, its HTTPRoutes). */
 export function sessionSelector(sessionId: string): string {
   return `${LABEL.sessionId}=${sessionId}`;
-}
-
-/** The single shared pod informer: every session pod of this runner. */
-export function sessionPodsSelector(managedBy: string): string {
-  return `${managedBySelector(managedBy)},${LABEL.sessionId}`;
-}
-
-export function podNameFieldSelector(podName: string): string {
-  return `metadata.name=${podName}`;
 }
 
 export function jobPodsSelector(jobName: string): string {

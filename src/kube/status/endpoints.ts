@@ -13,7 +13,7 @@ export interface EndpointContext {
   routed: boolean;
 }
 
-export function sessionEndpoint(mapping: PortMapping, context: EndpointContext): RunnerEndpoint {
+function sessionEndpoint(mapping: PortMapping, context: EndpointContext): RunnerEndpoint {
   const { port, protocol } = mapping;
   if (!context.routed || !context.baseDomain || protocol === "udp") return { host: "", port, protocol };
   const host = sessionHost(port, context.sessionId, context.baseDomain);

@@ -42,10 +42,6 @@ describe("labels and selectors", () => {
   it("selects by label, never by name", () => {
     expect(names.managedBySelector("telo-k8s-runner")).toBe("app.kubernetes.io/managed-by=telo-k8s-runner");
     expect(names.sessionSelector(ID)).toBe("telo.run/session-id=k7m3qx4r2abc");
-    expect(names.sessionPodsSelector("telo-k8s-runner")).toBe(
-      "app.kubernetes.io/managed-by=telo-k8s-runner,telo.run/session-id",
-    );
-    expect(names.podNameFieldSelector("telo-run-k7m3qx4r2abc")).toBe("metadata.name=telo-run-k7m3qx4r2abc");
     expect(names.jobPodsSelector("telo-build-abc")).toBe("job-name=telo-build-abc");
   });
 });
