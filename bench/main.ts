@@ -1,0 +1,116 @@
+/**
+ * `npm run bench [-- --quick]`: the runner's benchmark suite (issue #6) against the embedded
+ * simulated cluster with an instant kubelet, so the figures are the runner's own cost. Prints
+ * one table and writes the same figures to bench/results/<date>.json and latest.json.
+ *
+ * Sections: 1 start overhead, 2 Kubernetes API cost (requests per start/stop, open watches),
+ * 3 memory, 4 terminal, 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts).
+ * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
+ * The api and the supervisor run compiled, as the image runs them (bench/support/build.ts);
+ * `--source` runs them through tsx instead, as the tests do (faster to iterate on, but the
+ * memory figures then include the loader's ~100 MB).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { cpus, loadavg, release, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import { FANOUT_FULL, FANOUT_QUICK, runFanoutBench } from "./fanout.ts";
+import { SCALE_FULL, SCALE_QUICK, runScaleBench } from "./scale.ts";
+import { runSimBench } from "./sim.ts";
+import { START_FULL, START_QUICK, runStartBench } from "./start.ts";
+import { renderNotes, renderTable, type Row } from "./support/report.ts";
+import { compileRunner } from "./support/build.ts";
+import { API_ENTRY, type BenchRunner, type EntryMode, SUPERVISOR_ENTRY, startBenchRunner } from "./support/runner.ts";
+import { TERMINAL_FULL, TERMINAL_QUICK, runTerminalBench } from "./terminal.ts";
+
+const quick = process.argv.includes("--quick");
+const mode: EntryMode = process.argv.includes("--source") ? "source" : "compiled";
+const RESULTS = fileURLToPath(new URL("./results/", import.meta.url));
+
+const rows: Row[] = [];
+const failures: string[] = [];
+const began = performance.now();
+
+function progress(text: string): void {
+  process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0)}s] ${text}\n`);
+}
+
+/** Runs one section; a failure is reported in the table and fails the run, the rest still runs. */
+async function section(name: string, run: () => Promise<Row[]>): Promise<void> {
+  progress(`${name}…`);
+  // Other work on a shared machine moves every absolute figure; the load says how much.
+  rows.push({ section: "0 machine", metric: `load average (1 min) as "${name}" began`, value: Math.round(loadavg()[0]! * 100) / 100, unit: "" });
+  try {
+    rows.push(...(await run()));
+  } catch (error) {
+    const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    failures.push(`${name}: ${message}`);
+    rows.push({ section: name, metric: "FAILED", value: Number.NaN, unit: "", note: message.split("\n")[0] ?? "" });
+  }
+}
+
+async function withRunner(run: (runner: BenchRunner) => Promise<void>): Promise<void> {
+  const runner = await startBenchRunner({ mode });
+  try {
+    await run(runner);
+  } finally {
+    await runner.close();
+  }
+}
+
+/** bench/sim.ts reports a flat record whose keys end in their unit; rows are made from it. */
+function simRows(record: Record<string, number | string>): Row[] {
+  return Object.entries(record).map(([key, value]) => {
+    const unit = / ms$/.test(key) ? "ms" : / MiB$/.test(key) ? "MiB" : / per s$/.test(key) ? "/s" : "";
+    const metric = key.replace(/^sim /, "").replace(/ (ms|MiB|per s)$/, "");
+    return { section: "6 simulated cluster", metric, value: typeof value === "number" ? value : Number(value), unit };
+  });
+}
+
+if (mode === "compiled") {
+  progress("compiling the runner (tsconfig.build.json)…");
+  const build = await compileRunner([API_ENTRY, SUPERVISOR_ENTRY]);
+  progress(`compiled in ${(build.ms / 1000).toFixed(0)} s${build.typeErrors ? " (with type errors)" : ""}`);
+}
+
+await withRunner(async (runner) => {
+  await section("1 start overhead", () => runStartBench(runner, quick ? START_QUICK : START_FULL));
+  await section("4 terminal", () => runTerminalBench(runner, quick ? TERMINAL_QUICK : TERMINAL_FULL));
+  await section("5 SSE fan-out", () => runFanoutBench(runner, quick ? FANOUT_QUICK : FANOUT_FULL));
+});
+// Memory starts from processes that have served nothing: a runner of its own.
+await withRunner(async (runner) => {
+  await section("3 memory", () => runScaleBench(runner, quick ? SCALE_QUICK : SCALE_FULL));
+});
+await section("6 simulated cluster", async () => simRows(await runSimBench({ quick })));
+
+// Grouped by section number; within a section, rows keep the order they were measured in.
+const sectionNumber = (row: Row) => Number.parseInt(row.section, 10) || 99;
+rows.sort((a, b) => sectionNumber(a) - sectionNumber(b) || (a.section < b.section ? -1 : a.section > b.section ? 1 : 0));
+
+const machine = {
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model.trim() ?? "unknown",
+  memoryGiB: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+  node: process.version,
+  kernel: release(),
+};
+const date = new Date().toISOString();
+const durationSeconds = Math.round((performance.now() - began) / 1000);
+const header = `k8s-runner bench${quick ? " (quick)" : ""}${mode === "source" ? " (from source via tsx)" : ""} — ${date} — ${machine.cpus} CPU (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node} — ${durationSeconds} s`;
+
+console.log(header);
+console.log(renderTable(rows));
+const notes = renderNotes(rows);
+if (notes) console.log(`\n${notes}`);
+
+await mkdir(RESULTS, { recursive: true });
+const json = `${JSON.stringify({ date, quick, mode, machine, durationSeconds, rows, failures }, null, 2)}\n`;
+await writeFile(`${RESULTS}${date.replace(/:/g, "-")}.json`, json);
+await writeFile(`${RESULTS}latest.json`, json);
+
+if (failures.length > 0) {
+  console.error(`\n${failures.length} section(s) failed:\n${failures.join("\n\n")}`);
+  process.exit(1);
+}
+// Sockets of finished sections may linger in keep-alive pools; the run is over.
+process.exit(0);

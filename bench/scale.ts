@@ -1,0 +1,80 @@
+/**
+ * Sections 2 (watches) and 3 (memory): live sessions at growing counts, each with an attached
+ * terminal and an SSE subscriber as a browser tab holds them; at each level the open watches
+ * on the simulated cluster and the resident memory (VmRSS) of the api process and the
+ * supervisor. A fresh runner, so the level-0 figure is a process that has served nothing.
+ */
+import type { Terminal } from "../src/client/index.ts";
+import type { Row } from "./support/report.ts";
+import { type BenchRunner, residentBytes } from "./support/runner.ts";
+import { inBatches, startSession, stopSessions, subscribe } from "./support/sessions.ts";
+import { MiB } from "./support/stats.ts";
+
+export type ScaleOptions = { levels: number[]; width: number };
+export const SCALE_FULL: ScaleOptions = { levels: [1, 100, 1000], width: 25 };
+export const SCALE_QUICK: ScaleOptions = { levels: [1, 5, 20], width: 10 };
+
+/** Quiet time before reading memory, so the start burst's garbage is not all that is measured. */
+const QUIET_MS = 3000;
+const TARGET_BYTES = 300 * 1024 * 1024;
+
+type Live = { sessionId: string; terminal: Terminal; stopEvents: () => void };
+
+async function openLive(runner: BenchRunner): Promise<Live> {
+  const { sessionId } = await startSession(runner.client);
+  const subscriber = subscribe(runner.client, sessionId);
+  const terminal = runner.client.terminal(sessionId);
+  await terminal.opened;
+  // The supervisor's first frame says the byte channel is being served.
+  for await (const frame of terminal.frames()) if (frame.kind === "control" && frame.message.type === "seq") break;
+  return { sessionId, terminal, stopEvents: subscriber.stop };
+}
+
+async function memory(runner: BenchRunner): Promise<{ api: number; supervisor: number }> {
+  await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+  return { api: await residentBytes(runner.apiPid), supervisor: await residentBytes(runner.supervisorPid) };
+}
+
+export async function runScaleBench(runner: BenchRunner, options: ScaleOptions): Promise<Row[]> {
+  const rows: Row[] = [];
+  const watches = "2 open watches";
+  const mem = "3 memory";
+  const base = await memory(runner);
+  rows.push({ section: mem, metric: "RSS api + supervisor, 0 sessions", value: (base.api + base.supervisor) / MiB, unit: "MiB" });
+  rows.push({ section: mem, metric: "  api, 0 sessions", value: base.api / MiB, unit: "MiB" });
+  rows.push({ section: mem, metric: "  supervisor, 0 sessions", value: base.supervisor / MiB, unit: "MiB" });
+
+  const live: Live[] = [];
+  try {
+    for (const level of options.levels) {
+      const more = level - live.length;
+      live.push(...(await inBatches(Array.from({ length: more }), options.width, () => openLive(runner))));
+      const open = runner.sim.counters().openWatches;
+      rows.push({ section: watches, metric: `open watches, ${level} live sessions`, value: open, unit: "watches", target: "1", verdict: open === 1 ? "met" : "MISSED" });
+      if (level < 100 && level !== options.levels.at(-1)) continue;
+      const now = await memory(runner);
+      const total = now.api + now.supervisor;
+      const perSession = (total - base.api - base.supervisor) / level;
+      const isTop = level === options.levels.at(-1);
+      rows.push({
+        section: mem,
+        metric: `RSS api + supervisor, ${level} sessions`,
+        value: total / MiB,
+        unit: "MiB",
+        ...(isTop && level >= 1000 && { target: "< 300 MiB at 1,000", verdict: total < TARGET_BYTES ? "met" : "MISSED" }),
+      });
+      rows.push({ section: mem, metric: `  api, ${level} sessions`, value: now.api / MiB, unit: "MiB" });
+      rows.push({ section: mem, metric: `  supervisor, ${level} sessions`, value: now.supervisor / MiB, unit: "MiB" });
+      rows.push({ section: mem, metric: `  per session (both), ${level} sessions`, value: Math.round(perSession), unit: "bytes" });
+      rows.push({ section: mem, metric: `  per session in api, ${level} sessions`, value: Math.round((now.api - base.api) / level), unit: "bytes" });
+      rows.push({ section: mem, metric: `  per session in supervisor, ${level} sessions`, value: Math.round((now.supervisor - base.supervisor) / level), unit: "bytes" });
+    }
+  } finally {
+    for (const entry of live) {
+      entry.stopEvents();
+      entry.terminal.close();
+    }
+    await stopSessions(runner.client, runner.core, live.map((entry) => entry.sessionId)).catch(() => undefined);
+  }
+  return rows;
+}

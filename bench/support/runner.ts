@@ -1,0 +1,216 @@
+/**
+ * The runner as the benchmarks drive it: the simulated cluster runs in the bench process (so
+ * its counters are at hand and its kubelet starts pods instantly), the api and the supervisor
+ * run as their own Node processes, exactly as the deployment's two containers do. Mirrors
+ * test/support/kube-runner.ts, which bench code must not import, and adds what a benchmark
+ * needs: the two pids (for resident memory) and a copy of a session pod's spec (for the
+ * direct client-node baselines).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
+import { RunnerClient } from "../../src/client/index.ts";
+import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/index.ts";
+import { compiledEntry } from "./build.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const SESSION_NAMESPACE = "telo-sessions";
+
+export type BenchRunner = {
+  sim: SimulatedCluster;
+  kubeConfig: KubeConfig;
+  core: CoreV1Api;
+  client: RunnerClient;
+  baseUrl: string;
+  apiPid: number;
+  supervisorPid: number;
+  /** The supervisor's internal Unix socket (for looking behind the api when a figure needs it). */
+  internalSocket: string;
+  close(): Promise<void>;
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Thrown by a waitFor probe to stop waiting at once (a child process died). */
+export class GiveUp extends Error {}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      if (error instanceof GiveUp) throw error;
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+type Child = ChildProcess & { stderrText: () => string };
+
+export const API_ENTRY = "src/api/main.ts";
+export const SUPERVISOR_ENTRY = "src/supervisor/main.ts";
+
+/** `compiled`: the JavaScript compileRunner() wrote (as the image runs); `source`: through tsx. */
+export type EntryMode = "compiled" | "source";
+
+function spawnEntry(entry: string, env: Record<string, string>, mode: EntryMode): Child {
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is for looking into a figure.
+  const extra = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const args = [...extra, ...(mode === "compiled" ? [compiledEntry(entry)] : ["--import", "tsx", join(ROOT, entry)])];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // Kept short: a benchmark run at scale must not hoard a chatty child's log.
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8192);
+    if (process.env.BENCH_VERBOSE) process.stderr.write(chunk);
+  });
+  child.stdout?.resume();
+  return Object.assign(child, { stderrText: () => stderr });
+}
+
+function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill(signal);
+  });
+}
+
+/**
+ * Starts the simulated cluster (instant kubelet), the supervisor, then the api. `env` adds
+ * runner variables; the session cap is lifted so the scale sections are not refused.
+ */
+export async function startBenchRunner(options: { mode: EntryMode; env?: Record<string, string> }): Promise<BenchRunner> {
+  const sim = await startSimulatedCluster({ podStartDelayMs: 0 });
+  const kubeConfig = sim.kubeConfig();
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  for (const [name, level] of [[SESSION_NAMESPACE, "restricted"], ["telo-builds", "baseline"]] as const) {
+    await core.createNamespace({ body: { metadata: { name, labels: { "pod-security.kubernetes.io/enforce": level } } } });
+  }
+  const dir = await mkdtemp(join(tmpdir(), "k8s-runner-bench-"));
+  const [port, bundlePort] = [await freePort(), await freePort()];
+  const env: Record<string, string> = {
+    PORT: String(port),
+    RUNNER_BUNDLE_PORT: String(bundlePort),
+    RUNNER_SELF_URL: `http://127.0.0.1:${bundlePort}`,
+    RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"),
+    KUBECONFIG: sim.kubeconfigPath,
+    RUNNER_SIMULATED_CLUSTER: "true",
+    RUNNER_BASE_IMAGE_CATALOG_ENABLED: "false",
+    RUNNER_MAX_SESSIONS: "10000",
+    ...options.env,
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  let supervisor: Child | undefined;
+  let api: Child | undefined;
+  // As the tests do: the api holds nothing worth a graceful end; the supervisor gets SIGTERM.
+  const close = async () => {
+    if (api) await stop(api, "SIGKILL");
+    if (supervisor) await stop(supervisor);
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const sup = spawnEntry(SUPERVISOR_ENTRY, env, options.mode);
+    supervisor = sup;
+    await waitFor(async () => {
+      if (sup.exitCode !== null) throw new GiveUp(`supervisor exited (${sup.exitCode}): ${sup.stderrText()}`);
+      return (await fetch(`http://127.0.0.1:${bundlePort}/healthz`)).ok || undefined;
+    }, "the supervisor's bundle listener");
+    const apiChild = spawnEntry(API_ENTRY, env, options.mode);
+    api = apiChild;
+    // 404 for an unknown session means the api answers and the supervisor's socket is open.
+    await waitFor(async () => {
+      if (apiChild.exitCode !== null) throw new GiveUp(`api exited (${apiChild.exitCode}): ${apiChild.stderrText()}`);
+      if (sup.exitCode !== null) throw new GiveUp(`supervisor exited (${sup.exitCode}): ${sup.stderrText()}`);
+      return (await fetch(`${baseUrl}/v1/sessions/none`)).status === 404 || undefined;
+    }, "the api and the supervisor's internal socket");
+    return {
+      sim,
+      kubeConfig,
+      core,
+      client: new RunnerClient(baseUrl),
+      baseUrl,
+      apiPid: apiChild.pid!,
+      supervisorPid: sup.pid!,
+      internalSocket: env.RUNNER_INTERNAL_SOCKET!,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The plainest run session (no build, no routing); `simulate` scripts the simulated container. */
+export function sessionBody(simulate: Record<string, string | number | boolean> = {}, overrides: Record<string, unknown> = {}) {
+  return {
+    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
+    env: {},
+    config: { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate },
+    ...overrides,
+  } as Parameters<RunnerClient["createSession"]>[0];
+}
+
+/** Resident memory of a process in bytes (VmRSS of /proc/<pid>/status). */
+export async function residentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb) * 1024;
+}
+
+/**
+ * The same pod the runner created, as a direct client would create it: the runner's spec
+ * under a new name, without the runner's labels (so its informer never sees the copy) and
+ * without what the cluster filled in.
+ */
+export function podCopy(pod: V1Pod, name: string): V1Pod {
+  const spec = structuredClone(pod.spec!);
+  delete spec.nodeName;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, ...(pod.metadata?.annotations && { annotations: { ...pod.metadata.annotations } }) },
+    spec,
+  };
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds, from /proc/<pid>/stat. */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** USER_HZ; 100 on every Linux this runs on (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
+
+/** CPU milliseconds of the api, the supervisor and this process (the sim and the clients). */
+export async function cpuSnapshot(runner: Pick<BenchRunner, "apiPid" | "supervisorPid">): Promise<{ api: number; supervisor: number; bench: number }> {
+  const own = process.cpuUsage();
+  return { api: await cpuMs(runner.apiPid), supervisor: await cpuMs(runner.supervisorPid), bench: (own.user + own.system) / 1000 };
+}
