@@ -88,35 +88,33 @@ describe("the runner's RBAC in the manifests", () => {
     verbs(verbList).map((verb) => ({ verb, apiGroup, resource, ...(subresource && { subresource }), namespace: SESSIONS }));
 
   /**
-   * The calls kubernetes.md and deploy.md §2.3–2.5 say the runner makes. The Kubernetes backend
-   * does not exist yet; when it does, the same comparison runs on the calls it makes against the
-   * simulated cluster during the test suite.
+   * The calls the runner makes (rbac-calls.test.ts derives them from the simulated cluster's
+   * records and from the source; this table keeps the manifests readable against them).
    */
-  const SPEC_CALLS: ApiRequest[] = [
-    ...sessionCalls("get list watch create update delete", "", "pods"),
-    ...sessionCalls("get list watch create update delete", "", "services"),
-    ...sessionCalls("get create", "", "pods", "log"),
+  const SESSION_AND_CLUSTER_CALLS: ApiRequest[] = [
+    ...sessionCalls("list watch create delete", "", "pods"),
+    ...sessionCalls("get create update", "", "services"),
+    ...sessionCalls("get", "", "pods", "log"),
     ...sessionCalls("get create", "", "pods", "attach"),
     ...sessionCalls("get list create delete", "", "configmaps"),
-    ...sessionCalls("get list watch create update delete", "networking.k8s.io", "ingresses"),
-    ...sessionCalls("get list watch create update delete", "gateway.networking.k8s.io", "httproutes"),
+    ...sessionCalls("get create update delete", "networking.k8s.io", "ingresses"),
+    ...sessionCalls("get list create update delete", "gateway.networking.k8s.io", "httproutes"),
     { verb: "get", apiGroup: "", resource: "namespaces" },
     { verb: "list", apiGroup: "", resource: "namespaces" },
-    { verb: "get", apiGroup: "networking.k8s.io", resource: "ingressclasses" },
     { verb: "list", apiGroup: "networking.k8s.io", resource: "ingressclasses" },
   ];
   const BUILD_CALLS: ApiRequest[] = [
-    ...verbs("get list watch create delete").map((verb) => ({ verb, apiGroup: "batch", resource: "jobs", namespace: "telo-builds" })),
-    ...verbs("get list").map((verb) => ({ verb, apiGroup: "", resource: "pods", namespace: "telo-builds" })),
+    ...verbs("get create").map((verb) => ({ verb, apiGroup: "batch", resource: "jobs", namespace: "telo-builds" })),
+    { verb: "list", apiGroup: "", resource: "pods", namespace: "telo-builds" },
     { verb: "get", apiGroup: "", resource: "pods", subresource: "log", namespace: "telo-builds" },
   ];
 
-  it("grants exactly the specified session and cluster calls, and the build calls only with the build path", () => {
-    expect(requestsNotAllowedBy(plain, SPEC_CALLS)).toEqual([]);
-    expect(rulesNotExercised(plain, SPEC_CALLS)).toEqual([]);
+  it("grants exactly the session and cluster calls, and the build calls only with the build path", () => {
+    expect(requestsNotAllowedBy(plain, SESSION_AND_CLUSTER_CALLS)).toEqual([]);
+    expect(rulesNotExercised(plain, SESSION_AND_CLUSTER_CALLS)).toEqual([]);
     expect(requestsNotAllowedBy(plain, BUILD_CALLS)).toEqual(BUILD_CALLS);
-    expect(requestsNotAllowedBy(build, [...SPEC_CALLS, ...BUILD_CALLS])).toEqual([]);
-    expect(rulesNotExercised(build, [...SPEC_CALLS, ...BUILD_CALLS])).toEqual([]);
+    expect(requestsNotAllowedBy(build, [...SESSION_AND_CLUSTER_CALLS, ...BUILD_CALLS])).toEqual([]);
+    expect(rulesNotExercised(build, [...SESSION_AND_CLUSTER_CALLS, ...BUILD_CALLS])).toEqual([]);
   });
 
   it("never grants Secrets, exec, proxy, patch, wildcards or privilege escalation verbs", () => {
@@ -140,6 +138,6 @@ describe("the runner's RBAC in the manifests", () => {
     const scopes = rulesForServiceAccount(render("overlays/build"), "telo-runner", "telo-k8s-runner");
     expect(scopes.map((s) => s.namespace ?? "(cluster)").sort()).toEqual(["(cluster)", "telo-builds", "telo-sessions"]);
     const cluster = scopes.find((s) => s.namespace === undefined)!;
-    for (const rule of cluster.rules) expect(rule.verbs).toEqual(["get", "list"]);
+    for (const rule of cluster.rules) for (const verb of rule.verbs) expect(["get", "list"]).toContain(verb);
   });
 });

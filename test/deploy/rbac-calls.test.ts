@@ -1,0 +1,153 @@
+/**
+ * The runner's RBAC against the calls it really makes: both processes run against the simulated
+ * cluster with an overlay's configuration, sessions go through their life cycle, and every API
+ * request the simulated apiserver recorded must be allowed by the rules that overlay grants.
+ * With the calls the source can make (source-calls.ts), every granted permission must be used.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
+import { requestsNotAllowedBy, rulesForServiceAccount, rulesNotExercised, type ApiRequest } from "./rbac.ts";
+import { containerEnv, render, runnerDeployment } from "./render.ts";
+import { sourceApiCalls } from "./source-calls.ts";
+
+const ROUTING_AND_BUILD = [
+  "SESSION_ROUTING_MODE",
+  "SESSION_ROUTING_BASE_DOMAIN",
+  "SESSION_INGRESS_CLASS",
+  "SESSION_GATEWAY_NAME",
+  "SESSION_GATEWAY_NAMESPACE",
+  "SESSION_GATEWAY_SECTION_NAME",
+  "RUNNER_IMAGE_REPOSITORY",
+  "RUNNER_BUILD_NAMESPACE",
+];
+
+/** The overlay's routing and build settings (the harness supplies ports, socket and kubeconfig). */
+function overlayEnv(overlay: string): Record<string, string> {
+  const objects = render(`overlays/${overlay}`);
+  const env = containerEnv(objects, runnerDeployment(objects).spec.template.spec.containers[0]!);
+  return Object.fromEntries(
+    ROUTING_AND_BUILD.flatMap((name) => (env.get(name)?.value !== undefined ? [[name, env.get(name)!.value!]] : [])),
+  );
+}
+
+const rulesOf = (overlay: string) => rulesForServiceAccount(render(`overlays/${overlay}`), "telo-runner", "telo-k8s-runner");
+
+/**
+ * Calls the runner makes that the manifests refuse on purpose: reading the registry push Secret
+ * for the authenticated existence check. The runner never gets Secret access; without it the
+ * check goes anonymous (and a private registry means "build"), which the code handles.
+ */
+const DELIBERATELY_DENIED: ApiRequest[] = [{ verb: "get", apiGroup: "", resource: "secrets", namespace: "telo-builds" }];
+
+/**
+ * Grants no test flow exercises, each kept for a stated reason:
+ * - pods/attach create: client-node attaches with a WebSocket GET (authorized as get); apiservers
+ *   that authorize the attach upgrade as create (SPDY POST) need create.
+ */
+const GRANTED_FOR_CLIENTS = [{ namespace: "telo-sessions", apiGroup: "", resource: "pods/attach", verb: "create" }];
+
+/**
+ * Grants the spec requires for watch sessions (the workspace-app ConfigMap, kubernetes.md §4.1,
+ * and its boot sweep, §8.2) that may be granted before their code lands; once the code makes
+ * these calls they count as used like any other.
+ */
+const WATCH_SESSION_CONFIGMAPS = ["get", "list", "create", "delete"].map((verb) => ({
+  namespace: "telo-sessions",
+  apiGroup: "",
+  resource: "configmaps",
+  verb,
+}));
+
+const recordedByOverlay = new Map<string, ApiRequest[]>();
+
+/** One runner per overlay: boot, a run session with a port and its terminal, a stop, an exit, a probe, a restart. */
+function driveRunner(overlay: string, setup: (runner: KubeRunner) => Promise<void> = async () => {}) {
+  let runner: KubeRunner;
+  beforeAll(async () => {
+    runner = await startKubeRunner({ env: overlayEnv(overlay) });
+    await setup(runner);
+    // Only the runner's own calls from here on; its boot is recorded by the restart below.
+    runner.sim.resetCounters();
+    await runner.stopSupervisor();
+    await runner.startSupervisor();
+
+    const { sessionId } = await runner.client.createSession(
+      kubeSessionBody({ listen: true }, { ports: [{ port: 3000, protocol: "tcp" }] }),
+    );
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("hello\r");
+    await framesUntilText(terminal, "hello");
+    terminal.close();
+    await runner.client.deleteSession(sessionId);
+    await eventsUntil(runner.client, sessionId);
+
+    const failing = await runner.client.createSession(kubeSessionBody({ output: "bad\n", "exit-code": 3, "run-ms": 100 }));
+    await eventsUntil(runner.client, failing.sessionId);
+    await runner.client.probe({ image: "telorun/node:latest-slim", pullPolicy: "missing" });
+    recordedByOverlay.set(overlay, runner.sim.recordedRequests());
+  }, 120_000);
+  afterAll(() => runner?.close());
+}
+
+describe.each(["plain", "build"])("overlay %s: every call the runner made is granted", (overlay) => {
+  driveRunner(overlay);
+  it("is allowed by the overlay's RBAC", () => {
+    const recorded = recordedByOverlay.get(overlay)!;
+    // the flows reached the overlay's routing layer, and the build path where it is on
+    expect(recorded.some((r) => r.resource === "ingresses" && r.verb === "create")).toBe(true);
+    expect(recorded.some((r) => r.resource === "jobs" && r.verb === "create")).toBe(overlay === "build");
+    expect(requestsNotAllowedBy(rulesOf(overlay), recorded)).toEqual([]);
+  });
+});
+
+describe("overlay gateway: every call the runner made is granted", () => {
+  driveRunner("gateway", async (runner) => {
+    // the Gateway the overlay ships (its CRDs are served by the simulated cluster)
+    const gateway = render("overlays/gateway").find((o) => o.kind === "Gateway")!;
+    await runner.sim.kubeConfig().makeApiClient((await import("@kubernetes/client-node")).CustomObjectsApi).createNamespacedCustomObject({
+      group: "gateway.networking.k8s.io",
+      version: "v1",
+      namespace: gateway.metadata.namespace!,
+      plural: "gateways",
+      body: gateway,
+    });
+  });
+  it("is allowed by the overlay's RBAC", () => {
+    const recorded = recordedByOverlay.get("gateway")!;
+    expect(recorded.some((r) => r.resource === "httproutes")).toBe(true);
+    expect(requestsNotAllowedBy(rulesOf("gateway"), recorded)).toEqual([]);
+  });
+});
+
+describe("the runner's RBAC grants nothing the runner does not use", () => {
+  it("every grant is exercised by a recorded call or made by the source", () => {
+    const recorded = [...recordedByOverlay.values()].flat();
+    const rules = rulesOf("build"); // the widest overlay: session, cluster and build rules
+    const source = sourceApiCalls();
+    // the source's calls carry no namespace: let them stand for any scope
+    const unused = rulesNotExercised(rules, recorded).filter(
+      (grant) =>
+        !source.some((call) => call.verb === grant.verb && call.apiGroup === grant.apiGroup && call.resource === grant.resource),
+    );
+    const ahead = (grant: (typeof unused)[number]) =>
+      WATCH_SESSION_CONFIGMAPS.some((g) => g.verb === grant.verb && g.resource === grant.resource && g.namespace === grant.namespace);
+    expect(unused.filter((grant) => !ahead(grant))).toEqual(GRANTED_FOR_CLIENTS);
+  });
+
+  it("every call the source can make is granted, except the documented Secret read", () => {
+    const rules = rulesOf("build");
+    const granted = (call: { verb: string; apiGroup: string; resource: string }) =>
+      rules.some((scope) =>
+        scope.rules.some(
+          (rule) =>
+            (rule.apiGroups ?? []).includes(call.apiGroup) &&
+            (rule.resources ?? []).includes(call.resource) &&
+            rule.verbs.includes(call.verb),
+        ),
+      );
+    const refused = sourceApiCalls().filter((call) => !granted(call));
+    expect(refused).toEqual(DELIBERATELY_DENIED.map(({ verb, apiGroup, resource }) => ({ verb, apiGroup, resource })));
+  });
+});
