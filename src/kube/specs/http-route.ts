@@ -60,15 +60,3 @@ export function sessionHttpRoutes(input: HttpRouteInput): SessionHttpRoute[] {
       },
     }));
 }
-
-/**
- * Routes of the session (listed by its session-id label) that the desired set no longer has:
- * a port dropped on reload loses its route (kubernetes.md §6.2, §11.15).
- */
-export function staleHttpRouteNames(
-  listed: ReadonlyArray<{ metadata?: { name?: string } }>,
-  desired: readonly SessionHttpRoute[],
-): string[] {
-  const keep = new Set(desired.map((route) => route.metadata?.name));
-  return listed.map((route) => route.metadata?.name ?? "").filter((name) => name !== "" && !keep.has(name));
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PortMapping } from "../../../src/contract/wire.ts";
-import { sessionHttpRoutes, staleHttpRouteNames, type HttpRouteInput } from "../../../src/kube/specs/http-route.ts";
+import { sessionHttpRoutes, type HttpRouteInput } from "../../../src/kube/specs/http-route.ts";
 import { sessionIngress, type IngressInput } from "../../../src/kube/specs/ingress.ts";
 import { sessionService } from "../../../src/kube/specs/service.ts";
 import { expectSchemaValid, SESSION_ID } from "../fixtures.ts";
@@ -141,12 +141,5 @@ describe("sessionHttpRoutes", () => {
 
   it("has no routes when the session routes no tcp port", () => {
     expect(sessionHttpRoutes({ ...input, ports: [{ port: 5353, protocol: "udp" }] })).toEqual([]);
-  });
-
-  it("finds the listed routes of ports no longer routed", () => {
-    const listed = sessionHttpRoutes({ ...input, ports: [{ port: 8080, protocol: "tcp" }, { port: 9090, protocol: "tcp" }] });
-    const desired = sessionHttpRoutes({ ...input, ports: [{ port: 8080, protocol: "tcp" }, { port: 3000, protocol: "tcp" }] });
-    expect(staleHttpRouteNames(listed, desired)).toEqual([`telo-run-${SESSION_ID}-9090`]);
-    expect(staleHttpRouteNames(listed, [])).toEqual([`telo-run-${SESSION_ID}-8080`, `telo-run-${SESSION_ID}-9090`]);
   });
 });
