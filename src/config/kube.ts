@@ -50,10 +50,13 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 /** A namespace name (RFC 1123 label), checked at boot for the same reason as the quantities. */
-function namespaceVar(name: string, fallback: string) {
+function namespaceVar<const D extends string | undefined>(name: string, fallback: D) {
   return v.pipe(
     stringVar(fallback),
-    v.regex(DNS_LABEL, (issue) => `${name} must be a Kubernetes namespace name (lowercase RFC 1123 label), got '${String(issue.input)}'.`),
+    v.check(
+      (namespace) => namespace === undefined || DNS_LABEL.test(namespace),
+      (issue) => `${name} must be a Kubernetes namespace name (lowercase RFC 1123 label), got '${String(issue.input)}'.`,
+    ),
   );
 }
 
@@ -90,13 +93,7 @@ export const kubeEnvSchema = v.object({
   SESSION_INGRESS_CLASS: stringVar(undefined),
   SESSION_INGRESS_TLS_SECRET: stringVar(undefined),
   SESSION_GATEWAY_NAME: stringVar(undefined),
-  SESSION_GATEWAY_NAMESPACE: v.pipe(
-    stringVar(undefined),
-    v.check(
-      (namespace) => namespace === undefined || DNS_LABEL.test(namespace),
-      (issue) => `SESSION_GATEWAY_NAMESPACE must be a Kubernetes namespace name (lowercase RFC 1123 label), got '${String(issue.input)}'.`,
-    ),
-  ),
+  SESSION_GATEWAY_NAMESPACE: namespaceVar("SESSION_GATEWAY_NAMESPACE", undefined),
   SESSION_GATEWAY_SECTION_NAME: stringVar(undefined),
   RUNNER_BASE_IMAGE_CATALOG_ENABLED: booleanVar("RUNNER_BASE_IMAGE_CATALOG_ENABLED", true),
   RUNNER_BASE_IMAGE_REPO: stringVar("telorun/node"),

@@ -118,8 +118,8 @@ export function imageTag(input: ImageTagInput): string {
   for (const source of key.importSources) field("import", source);
   for (const locator of key.controllerLocators) field("controller", locator);
   if (key.fullContentFallback) {
-    const sorted = [...input.files].sort((a, b) => (a.relativePath < b.relativePath ? -1 : a.relativePath > b.relativePath ? 1 : 0));
-    for (const file of sorted) field("file", file.relativePath, fileBytes(file));
+    const byPath = (a: BundleFile, b: BundleFile) => (a.relativePath < b.relativePath ? -1 : a.relativePath > b.relativePath ? 1 : 0);
+    for (const file of [...input.files].sort(byPath)) field("file", file.relativePath, fileBytes(file));
   }
   return hash.digest("hex").slice(0, 32);
 }

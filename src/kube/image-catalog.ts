@@ -167,7 +167,8 @@ export class DockerHubClient {
     if (at !== -1) return { kind: "pinned", digest: ref.slice(at + 1) };
     const parsed = parseDockerHubRef(ref);
     if (parsed === null) return { kind: "not-hub" };
-    const url = `${this.#baseUrl}/v2/repositories/${parsed.namespace}/${parsed.repository}/tags/${encodeURIComponent(parsed.tag)}`;
+    const repository = `${parsed.namespace}/${parsed.repository}`;
+    const url = `${this.#baseUrl}/v2/repositories/${repository}/tags/${encodeURIComponent(parsed.tag)}`;
     try {
       const answer = await this.#getJson(url);
       if (!answer.ok) return { kind: "failed", message: `Docker Hub tag request for '${ref}' failed: ${answer.status}` };
