@@ -89,9 +89,9 @@ export class ResourceApi {
       case "patch":
         return this.patch(req, res, info, await readBody(req));
       case "delete":
-        return this.delete(res, info, await readBody(req));
+        return this.delete(res, info, this.deleteOptions(info, req.headers["content-type"], await readBodyBytes(req)));
       case "deletecollection":
-        return this.deleteCollection(res, info, await readBody(req));
+        return this.deleteCollection(res, info, this.deleteOptions(info, req.headers["content-type"], await readBodyBytes(req)));
     }
   }
 
@@ -371,15 +371,9 @@ export class ResourceApi {
     this.replace(res, info, current, next);
   }
 
-  private deleteOptions(info: RequestInfo, body: string): DeleteOptions {
+  private deleteOptions(info: RequestInfo, contentType: string | undefined, body: Buffer): DeleteOptions {
     let fromBody: Record<string, unknown> = {};
-    if (body.trim() !== "") {
-      try {
-        fromBody = JSON.parse(body);
-      } catch {
-        throw badRequest("invalid DeleteOptions body");
-      }
-    }
+    if (body.length > 0) fromBody = parseBody(contentType, body);
     const q = info.query;
     const grace = q.get("gracePeriodSeconds") ?? fromBody.gracePeriodSeconds;
     const policy = (q.get("propagationPolicy") ?? fromBody.propagationPolicy ?? (fromBody.orphanDependents === true ? "Orphan" : undefined)) as DeleteOptions["propagationPolicy"];
@@ -391,9 +385,9 @@ export class ResourceApi {
     return opts;
   }
 
-  private delete(res: ServerResponse, info: RequestInfo, body: string): void {
+  private delete(res: ServerResponse, info: RequestInfo, opts: DeleteOptions): void {
     const { type } = info;
-    const result = deleteObject(this.store, type, info.namespace, info.name!, this.deleteOptions(info, body));
+    const result = deleteObject(this.store, type, info.namespace, info.name!, opts);
     if (!result.deleted || RETURNS_DELETED_OBJECT.has(type.plural)) {
       sendJson(res, 200, result.object);
       return;
@@ -403,9 +397,8 @@ export class ResourceApi {
     sendJson(res, 200, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details });
   }
 
-  private deleteCollection(res: ServerResponse, info: RequestInfo, body: string): void {
+  private deleteCollection(res: ServerResponse, info: RequestInfo, opts: DeleteOptions): void {
     const { label, field } = this.selectors(info);
-    const opts = this.deleteOptions(info, body);
     const items: KubeObject[] = [];
     for (const obj of this.store.list(info.type, info.namespace)) {
       if ((label && !label(obj)) || (field && !field.matcher(obj))) continue;

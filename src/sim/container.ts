@@ -4,6 +4,7 @@
 import { EventEmitter } from "node:events";
 import type { ContainerBehaviour } from "./behaviour.ts";
 import { download, downloadUrl } from "./download.ts";
+import { interpret, type Step } from "./script.ts";
 import { LogBuffer } from "./logbuffer.ts";
 import { LineDiscipline, onlcr } from "./tty.ts";
 
@@ -41,7 +42,6 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   private stdinOpen: boolean;
   private timer?: NodeJS.Timeout;
   private status?: ExitStatus;
-  size = { cols: 80, rows: 24 };
 
   constructor(
     readonly options: ContainerOptions,
@@ -89,10 +89,26 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
         if (r.stderr) this.print("stderr", Buffer.from(r.stderr));
         this.exit({ exitCode: r.exitCode, reason: r.exitCode === 0 ? "Completed" : "Error" });
       });
+    } else if (interpret(this.options.argv) !== undefined) {
+      void this.run(interpret(this.options.argv)!);
     } else if (!this.options.stdin && !this.options.server) {
       // `cat` with no stdin reads EOF at once: a plain container without stdin just completes.
       setImmediate(() => this.exit({ exitCode: 0, reason: "Completed" }));
     }
+  }
+
+  /** Runs recognised shell steps; `exit` (or the end) ends the container, as `sh -c` would. */
+  private async run(steps: Step[]): Promise<void> {
+    for (const s of steps) {
+      if (!this.running) return;
+      if ("echo" in s) this.print("stdout", Buffer.from(s.echo));
+      else if ("sleepMs" in s) await new Promise((r) => (this.timer = setTimeout(r, s.sleepMs)));
+      else {
+        this.exit({ exitCode: s.exit, reason: s.exit === 0 ? "Completed" : "Error" });
+        return;
+      }
+    }
+    this.exit({ exitCode: 0, reason: "Completed" });
   }
 
   /** Program output: through ONLCR on a terminal, into the log and to attached clients. */
@@ -131,7 +147,6 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   }
 
   resize(cols: number, rows: number): void {
-    this.size = { cols, rows };
     if (this.behaviour["report-resize"]) this.print("stdout", Buffer.from(`[sim] terminal resized to ${cols}x${rows}\n`));
   }
 

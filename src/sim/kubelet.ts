@@ -265,10 +265,6 @@ export class Kubelet {
     return pod ? this.runtimes.get(pod.metadata.uid!) : undefined;
   }
 
-  allRuntimes(): Iterable<PodRuntime> {
-    return this.runtimes.values();
-  }
-
   async stop(): Promise<void> {
     await Promise.all([...this.runtimes.values()].map((rt) => rt.dispose()));
     this.runtimes.clear();

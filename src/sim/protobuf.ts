@@ -7,7 +7,8 @@ import type { KubeObject } from "./object.ts";
 
 export const PROTOBUF = "application/vnd.kubernetes.protobuf";
 
-type Scalar = "string" | "bool" | "int" | "bytes" | "time" | "quantity" | "intOrString" | "skip";
+/** `ptrInt` is an optional (pointer) integer: present means set, so 0 is kept. */
+type Scalar = "string" | "bool" | "int" | "ptrInt" | "bytes" | "time" | "quantity" | "intOrString" | "skip";
 type FieldType = Scalar | Message | { repeated: FieldType } | { map: FieldType };
 interface Message {
   [field: number]: [name: string, type: FieldType];
@@ -29,7 +30,7 @@ const ObjectMeta: Message = {
   7: ["generation", "int"],
   8: ["creationTimestamp", Time],
   9: ["deletionTimestamp", Time],
-  10: ["deletionGracePeriodSeconds", "int"],
+  10: ["deletionGracePeriodSeconds", "ptrInt"],
   11: ["labels", stringMap],
   12: ["annotations", stringMap],
   13: ["ownerReferences", { repeated: OwnerReference }],
@@ -57,8 +58,8 @@ const Container: Message = {
 const PodSpec: Message = {
   2: ["containers", { repeated: Container }],
   3: ["restartPolicy", "string"],
-  4: ["terminationGracePeriodSeconds", "int"],
-  5: ["activeDeadlineSeconds", "int"],
+  4: ["terminationGracePeriodSeconds", "ptrInt"],
+  5: ["activeDeadlineSeconds", "ptrInt"],
   6: ["dnsPolicy", "string"],
   7: ["nodeSelector", stringMap],
   8: ["serviceAccountName", "string"],
@@ -84,6 +85,13 @@ const KINDS: Record<string, Message> = {
   Secret: { 1: ["metadata", ObjectMeta], 2: ["data", { map: "bytes" }], 3: ["type", "string"], 4: ["stringData", stringMap], 5: ["immutable", "bool"] },
   Pod: { 1: ["metadata", ObjectMeta], 2: ["spec", PodSpec], 3: ["status", "skip"] },
   Service: { 1: ["metadata", ObjectMeta], 2: ["spec", ServiceSpec], 3: ["status", "skip"] },
+  DeleteOptions: {
+    1: ["gracePeriodSeconds", "ptrInt"],
+    2: ["preconditions", { 1: ["uid", "string"], 2: ["resourceVersion", "string"] }],
+    3: ["orphanDependents", "bool"],
+    4: ["propagationPolicy", "string"],
+    5: ["dryRun", { repeated: "string" }],
+  },
 };
 
 class Reader {
@@ -151,7 +159,7 @@ function decodeValue(type: FieldType, raw: bigint | Buffer): unknown {
   if (type === "string") return (raw as Buffer).toString("utf8");
   if (type === "bytes") return (raw as Buffer).toString("base64");
   if (type === "bool") return raw !== 0n;
-  if (type === "int") return signed(raw as bigint);
+  if (type === "int" || type === "ptrInt") return signed(raw as bigint);
   if (type === "time") {
     const f = fields(raw as Buffer);
     const seconds = signed((f.get(1)?.[0]?.value as bigint | undefined) ?? 0n);
@@ -197,7 +205,7 @@ function decodeMessage(schema: Message, buf: Buffer): Record<string, unknown> {
       out[name] = decodeValue(type, values[values.length - 1]!.value);
     }
     // Go structs marshal every field; JSON's omitempty is what clients mean by "unset".
-    if (isEmpty(out[name])) delete out[name];
+    if (type !== "ptrInt" && isEmpty(out[name])) delete out[name];
   }
   return out;
 }
@@ -210,7 +218,8 @@ export function decodeProtobufObject(body: Buffer): KubeObject {
   const apiVersion = ((typeMeta.get(1)?.[0]?.value as Buffer | undefined) ?? Buffer.alloc(0)).toString("utf8");
   const kind = ((typeMeta.get(2)?.[0]?.value as Buffer | undefined) ?? Buffer.alloc(0)).toString("utf8");
   const schema = KINDS[kind];
-  if (!schema || apiVersion !== "v1") throw new UnknownProtobufField(`kind ${apiVersion}/${kind}`);
+  // DeleteOptions travels as meta.k8s.io/v1 or as the group version of the resource deleted.
+  if (!schema || (apiVersion !== "v1" && kind !== "DeleteOptions")) throw new UnknownProtobufField(`kind ${apiVersion}/${kind}`);
   const raw = (envelope.get(2)?.[0]?.value as Buffer | undefined) ?? Buffer.alloc(0);
   const obj = decodeMessage(schema, raw) as KubeObject;
   obj.metadata ??= { name: "" };

@@ -18,7 +18,10 @@ export class Store {
   private rv = 1;
   private readonly collections = new Map<string, Collection>();
   private readonly listeners = new Map<string, Listener[]>();
-  /** Controllers hear events in order, after the write that caused them has returned. */
+  /**
+   * Controllers hear events one at a time in write order: a write made by a listener is queued
+   * behind the event being handled, so no listener sees a later state before an earlier one.
+   */
   private readonly queue: { listener: Listener; ev: StoreEvent }[] = [];
   private draining = false;
 

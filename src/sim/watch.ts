@@ -259,4 +259,3 @@ function classify(ev: StoreEvent, f: WatchFilter): EventType | "DELETED_PREV" | 
   return undefined;
 }
 
-export type { Watcher, EventLines };

@@ -111,6 +111,16 @@ describe("simulated kubelet", () => {
     }
   });
 
+  it("runs simple shell command lines for real: echo, sleep, exit", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("sh", { container: { command: ["sh", "-c", "echo hi && sleep 0.2; echo 'bye now'; exit 3"] } }) });
+    const p = await until(ns, "sh", "failed", (x) => x.status?.phase === "Failed");
+    expect(p.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 3, reason: "Error" });
+    expect(await c.core.readNamespacedPodLog({ name: "sh", namespace: ns })).toBe("hi\nbye now\n");
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("sleeper", { container: { command: ["sleep", "600"] } }) });
+    await until(ns, "sleeper", "running", (x) => x.status?.phase === "Running");
+  });
+
   it("completes a container without stdin at once, as `cat` reading EOF would", async () => {
     const ns = await freshNamespace(c);
     await c.core.createNamespacedPod({ namespace: ns, body: pod("plain") });
