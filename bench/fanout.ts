@@ -8,22 +8,35 @@
  * at the inspector port, where the relay (re)connects every 500 ms until it finds a listener.
  * Frames carry the bench's clock, and the subscribers run in the same process, so each
  * delivery's lag is read directly.
+ *
+ * Two phases: a burst (frames written as fast as the relay takes them) gives the delivery
+ * rate; then a steady trickle well below that rate gives the lag a subscriber sees when the
+ * runner is not simply working through a backlog.
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import { RUN_INSPECT_PORT } from "../src/kube/specs/run-pod.ts";
 import type { Row } from "./support/report.ts";
-import type { BenchRunner } from "./support/runner.ts";
-import { cpuSnapshot, sessionBody } from "./support/runner.ts";
+import { type BenchRunner, cpuSnapshot, sessionBody } from "./support/runner.ts";
 import { sessionPod, startSession, stopSessions, subscribe } from "./support/sessions.ts";
 import { since, summarize } from "./support/stats.ts";
 
-export type FanoutOptions = { subscribers: number; events: number };
-export const FANOUT_FULL: FanoutOptions = { subscribers: 100, events: 10_000 };
-export const FANOUT_QUICK: FanoutOptions = { subscribers: 100, events: 1000 };
+export type FanoutOptions = { subscribers: number; burst: number; paced: number; pacedPerSecond: number };
+export const FANOUT_FULL: FanoutOptions = { subscribers: 100, burst: 10_000, paced: 500, pacedPerSecond: 100 };
+export const FANOUT_QUICK: FanoutOptions = { subscribers: 100, burst: 1000, paced: 100, pacedPerSecond: 100 };
 
 const TICK = "Bench.Tick";
+const PHASE_TIMEOUT_MS = 180_000;
 
-type Subscriber = { received: number; gaps: number; lags: number[]; lastAt: number; stop(): void };
+type Phase = "burst" | "paced";
+type Tick = { phase: Phase; i: number; t: number };
+
+class Subscriber {
+  readonly lags: Record<Phase, number[]> = { burst: [], paced: [] };
+  readonly lastAt: Record<Phase, number> = { burst: 0, paced: 0 };
+  gaps = 0;
+  stop: () => void = () => undefined;
+}
 
 /** An inspector on ip:port that hands over its response stream once the relay connects. */
 function fakeInspector(ip: string): Promise<{ server: Server; connected: Promise<ServerResponse> }> {
@@ -44,12 +57,12 @@ function fakeInspector(ip: string): Promise<{ server: Server; connected: Promise
   });
 }
 
-/** Writes `count` frames as fast as the relay's connection accepts them. */
-async function emit(res: ServerResponse, count: number): Promise<void> {
-  for (let i = 1; i <= count; i++) {
-    const frame = { kind: "event", timestamp: new Date().toISOString(), event: TICK, payload: { i, t: performance.now() } };
-    if (!res.write(`id: ${i}\ndata: ${JSON.stringify(frame)}\n\n`)) await new Promise((resolve) => res.once("drain", resolve));
-  }
+let frameId = 0;
+/** Writes one kernel frame; resolves when the relay's connection can take more. */
+async function writeTick(res: ServerResponse, phase: Phase, i: number): Promise<void> {
+  const tick: Tick = { phase, i, t: performance.now() };
+  const frame = { kind: "event", timestamp: new Date().toISOString(), event: TICK, payload: tick };
+  if (!res.write(`id: ${++frameId}\ndata: ${JSON.stringify(frame)}\n\n`)) await new Promise((resolve) => res.once("drain", resolve));
 }
 
 export async function runFanoutBench(runner: BenchRunner, options: FanoutOptions): Promise<Row[]> {
@@ -58,29 +71,44 @@ export async function runFanoutBench(runner: BenchRunner, options: FanoutOptions
   const podIp = (await sessionPod(core, sessionId)).status?.podIP;
   if (!podIp) throw new Error("the session pod has no IP");
 
-  let allDone!: () => void;
-  const done = new Promise<void>((resolve) => (allDone = resolve));
-  let finished = 0;
+  const last: Record<Phase, number> = { burst: options.burst, paced: options.paced };
+  const finished: Record<Phase, number> = { burst: 0, paced: 0 };
+  const phaseDone: Record<Phase, () => void> = { burst: () => undefined, paced: () => undefined };
+  const phaseEnded = (phase: Phase) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${phase}: not every subscriber got the last event within ${PHASE_TIMEOUT_MS / 1000} s`)), PHASE_TIMEOUT_MS);
+      phaseDone[phase] = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const burstEnded = phaseEnded("burst");
+  const pacedEnded = phaseEnded("paced");
+  // Awaited below; these only keep a phase that never ran from reporting an unhandled rejection.
+  burstEnded.catch(() => undefined);
+  pacedEnded.catch(() => undefined);
+
   const subscribers: Subscriber[] = [];
   const ready: Promise<void>[] = [];
   for (let s = 0; s < options.subscribers; s++) {
-    const sub: Subscriber = { received: 0, gaps: 0, lags: [], lastAt: 0, stop: () => undefined };
+    const sub = new Subscriber();
     let caughtUp!: () => void;
     ready.push(new Promise<void>((resolve) => (caughtUp = resolve)));
     sub.stop = subscribe(client, sessionId, (item) => {
-      // Replay reaches `running` first: from then on the subscriber is live.
-      if ("event" in item && item.event.type === "status" && item.event.status.kind === "running") caughtUp();
       if ("gap" in item) {
         sub.gaps += 1;
         return;
       }
-      if (item.event.type !== "debug" || item.event.frame.event !== TICK) return;
-      const payload = item.event.frame.payload as { i: number; t: number };
-      sub.lags.push(performance.now() - payload.t);
-      sub.received += 1;
-      if (payload.i === options.events) {
-        sub.lastAt = performance.now();
-        if (++finished === options.subscribers) allDone();
+      const event = item.event;
+      // Replay reaches `running` first: from then on the subscriber is live.
+      if (event.type === "status" && event.status.kind === "running") caughtUp();
+      if (event.type !== "debug" || event.frame.event !== TICK) return;
+      const tick = event.frame.payload as Tick;
+      const now = performance.now();
+      sub.lags[tick.phase].push(now - tick.t);
+      if (tick.i === last[tick.phase]) {
+        sub.lastAt[tick.phase] = now;
+        if (++finished[tick.phase] === options.subscribers) phaseDone[tick.phase]();
       }
     }).stop;
     subscribers.push(sub);
@@ -90,44 +118,47 @@ export async function runFanoutBench(runner: BenchRunner, options: FanoutOptions
   const inspector = await fakeInspector(podIp);
   try {
     const res = await inspector.connected;
+
     const cpuBefore = await cpuSnapshot(runner);
     const start = performance.now();
-    await emit(res, options.events);
+    for (let i = 1; i <= options.burst; i++) await writeTick(res, "burst", i);
     const emitMs = since(start);
-    const timeout = setTimeout(() => allDone(), 120_000);
-    await done;
-    clearTimeout(timeout);
-    const elapsedMs = since(start);
+    await burstEnded;
+    const burstMs = since(start);
     const cpuAfter = await cpuSnapshot(runner);
+
+    const interval = 1000 / options.pacedPerSecond;
+    const pacedStart = performance.now();
+    for (let i = 1; i <= options.paced; i++) {
+      await writeTick(res, "paced", i);
+      // Scheduled against the phase's start, so a late timer does not slow the whole rate.
+      await sleep(Math.max(0, pacedStart + i * interval - performance.now()));
+    }
+    await pacedEnded;
+
+    const deliveries = options.burst * options.subscribers;
     // CPU time per delivery: unlike a busy share, it does not shrink when other work on a
     // shared machine takes the cores, so it says which process the fan-out costs most.
-    const perDelivery = (key: keyof typeof cpuAfter, deliveries: number) => ((cpuAfter[key] - cpuBefore[key]) * 1000) / Math.max(1, deliveries);
-
-    const delivered = subscribers.reduce((n, s) => n + s.received, 0);
-    const gaps = subscribers.reduce((n, s) => n + s.gaps, 0);
-    // The slowest subscriber is the one that saw the last frame last.
-    const slowest = subscribers.reduce((a, b) => (b.lastAt === 0 || b.lastAt > a.lastAt ? b : a));
-    const slowestLag = summarize(slowest.lags);
-    const firstFinish = Math.min(...subscribers.map((s) => s.lastAt || Number.POSITIVE_INFINITY));
+    const perDelivery = (key: keyof typeof cpuAfter) => ((cpuAfter[key] - cpuBefore[key]) * 1000) / deliveries;
+    // The slowest subscriber is the one that saw the phase's last frame last.
+    const slowest = (phase: Phase) => subscribers.reduce((a, b) => (b.lastAt[phase] > a.lastAt[phase] ? b : a));
+    const spread = (phase: Phase) => slowest(phase).lastAt[phase] - Math.min(...subscribers.map((s) => s.lastAt[phase]));
     const section = "5 SSE fan-out";
-    const incomplete = subscribers.filter((s) => s.received < options.events).length;
+    const n = options.subscribers;
+    const gaps = subscribers.reduce((sum, s) => sum + s.gaps, 0);
     return [
-      { section, metric: `events delivered per second, ${options.subscribers} subscribers`, value: Math.round((delivered / elapsedMs) * 1000), unit: "events/s" },
-      { section, metric: "  per subscriber", value: Math.round((options.events / elapsedMs) * 1000), unit: "events/s" },
-      { section, metric: `  kernel frames accepted per second (${options.events})`, value: Math.round((options.events / emitMs) * 1000), unit: "frames/s" },
-      { section, metric: "slowest subscriber's lag (emit → receive)", value: slowestLag, unit: "ms" },
-      { section, metric: "  last event: first vs slowest subscriber", value: slowest.lastAt - firstFinish, unit: "ms" },
-      { section, metric: "  CPU per delivered event: api process", value: perDelivery("api", delivered), unit: "µs" },
-      { section, metric: "  CPU per delivered event: supervisor", value: perDelivery("supervisor", delivered), unit: "µs" },
-      { section, metric: "  CPU per delivered event: bench (clients, inspector)", value: perDelivery("bench", delivered), unit: "µs" },
-      { section, metric: "  gap markers received", value: gaps, unit: "count" },
-      {
-        section,
-        metric: "  subscribers short of any event",
-        value: incomplete,
-        unit: "count",
-        ...(incomplete > 0 && { note: `${incomplete} of ${options.subscribers} subscribers did not receive all ${options.events} events within 2 minutes` }),
-      },
+      { section, metric: `burst of ${options.burst}: events delivered per second, ${n} subscribers`, value: Math.round((deliveries / burstMs) * 1000), unit: "events/s" },
+      { section, metric: "  per subscriber", value: Math.round((options.burst / burstMs) * 1000), unit: "events/s" },
+      { section, metric: "  kernel frames taken by the relay per second", value: Math.round((options.burst / emitMs) * 1000), unit: "frames/s" },
+      { section, metric: "  slowest subscriber's lag (backlog included)", value: summarize(slowest("burst").lags.burst), unit: "ms" },
+      { section, metric: "  last event: first vs slowest subscriber", value: spread("burst"), unit: "ms" },
+      { section, metric: "  CPU per delivered event: api process", value: perDelivery("api"), unit: "µs" },
+      { section, metric: "  CPU per delivered event: supervisor", value: perDelivery("supervisor"), unit: "µs" },
+      { section, metric: "  CPU per delivered event: bench (clients, inspector)", value: perDelivery("bench"), unit: "µs" },
+      { section, metric: `steady ${options.pacedPerSecond} events/s: slowest subscriber's lag`, value: summarize(slowest("paced").lags.paced), unit: "ms" },
+      { section, metric: "  all subscribers' lag", value: summarize(subscribers.flatMap((s) => s.lags.paced)), unit: "ms" },
+      { section, metric: "  last event: first vs slowest subscriber", value: spread("paced"), unit: "ms" },
+      { section, metric: "gap markers received (history overrun)", value: gaps, unit: "count" },
     ];
   } finally {
     for (const s of subscribers) s.stop();

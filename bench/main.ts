@@ -15,11 +15,10 @@ import { cpus, loadavg, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { FANOUT_FULL, FANOUT_QUICK, runFanoutBench } from "./fanout.ts";
 import { SCALE_FULL, SCALE_QUICK, runScaleBench } from "./scale.ts";
-import { runSimBench } from "./sim.ts";
 import { START_FULL, START_QUICK, runStartBench } from "./start.ts";
 import { renderNotes, renderTable, type Row } from "./support/report.ts";
 import { compileRunner } from "./support/build.ts";
-import { API_ENTRY, type BenchRunner, type EntryMode, SUPERVISOR_ENTRY, startBenchRunner } from "./support/runner.ts";
+import { API_ENTRY, type BenchRunner, type EntryMode, SUPERVISOR_ENTRY, runChildJson, startBenchRunner } from "./support/runner.ts";
 import { TERMINAL_FULL, TERMINAL_QUICK, runTerminalBench } from "./terminal.ts";
 
 const quick = process.argv.includes("--quick");
@@ -81,10 +80,16 @@ await withRunner(async (runner) => {
 await withRunner(async (runner) => {
   await section("3 memory", () => runScaleBench(runner, quick ? SCALE_QUICK : SCALE_FULL));
 });
-await section("6 simulated cluster", async () => simRows(await runSimBench({ quick })));
+// bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
+await section("6 simulated cluster", async () =>
+  simRows(await runChildJson<Record<string, number | string>>("bench/support/sim-child.ts", quick ? ["--quick"] : [], ["--expose-gc"])),
+);
 
 // Grouped by section number; within a section, rows keep the order they were measured in.
-const sectionNumber = (row: Row) => Number.parseInt(row.section, 10) || 99;
+const sectionNumber = (row: Row) => {
+  const n = Number.parseInt(row.section, 10);
+  return Number.isNaN(n) ? 99 : n;
+};
 rows.sort((a, b) => sectionNumber(a) - sectionNumber(b) || (a.section < b.section ? -1 : a.section > b.section ? 1 : 0));
 
 const machine = {

@@ -6,7 +6,7 @@
  */
 import type { Terminal } from "../src/client/index.ts";
 import type { Row } from "./support/report.ts";
-import { type BenchRunner, residentBytes } from "./support/runner.ts";
+import { type BenchRunner, floorRss, residentBytes } from "./support/runner.ts";
 import { inBatches, startSession, stopSessions, subscribe } from "./support/sessions.ts";
 import { MiB } from "./support/stats.ts";
 
@@ -43,6 +43,10 @@ export async function runScaleBench(runner: BenchRunner, options: ScaleOptions):
   rows.push({ section: mem, metric: "RSS api + supervisor, 0 sessions", value: (base.api + base.supervisor) / MiB, unit: "MiB" });
   rows.push({ section: mem, metric: "  api, 0 sessions", value: base.api / MiB, unit: "MiB" });
   rows.push({ section: mem, metric: "  supervisor, 0 sessions", value: base.supervisor / MiB, unit: "MiB" });
+  // The floor under those: what any Node process, and one that has loaded client-node, holds.
+  const floor = await floorRss();
+  rows.push({ section: mem, metric: "  for reference: bare Node process", value: floor.bare / MiB, unit: "MiB" });
+  rows.push({ section: mem, metric: "  for reference: Node + @kubernetes/client-node loaded", value: floor.clientNode / MiB, unit: "MiB" });
 
   const live: Live[] = [];
   try {

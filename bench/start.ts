@@ -9,7 +9,7 @@ import { type V1Pod, Watch } from "@kubernetes/client-node";
 import { runPodName } from "../src/kube/specs/names.ts";
 import type { Row } from "./support/report.ts";
 import { type BenchRunner, SESSION_NAMESPACE } from "./support/runner.ts";
-import { clearDirectPods, directStart, sessionPod, startSession, stopSessions } from "./support/sessions.ts";
+import { clearDirectPods, directStart, quiesce, sessionPod, startSession, stopSessions } from "./support/sessions.ts";
 import { ratio, summarize } from "./support/stats.ts";
 
 export type StartOptions = { sequential: number; concurrent: number; rounds: number; costSamples: number };
@@ -17,9 +17,6 @@ export type StartOptions = { sequential: number; concurrent: number; rounds: num
 export const START_FULL: StartOptions = { sequential: 100, concurrent: 50, rounds: 4, costSamples: 20 };
 export const START_QUICK: StartOptions = { sequential: 10, concurrent: 10, rounds: 1, costSamples: 3 };
 
-/** Requests the cluster has not finished serving when `running` arrives (the attach) land within this. */
-const SETTLE_MS = 300;
-const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 let directSerial = 0;
 const directName = () => `bench-direct-${(directSerial++).toString(36)}`;
@@ -87,15 +84,18 @@ export async function runStartBench(runner: BenchRunner, options: StartOptions):
   rows.push(...(await breakdown(runner, options.concurrent)));
 
   // Section 2, start and stop cost: nothing else talks to the cluster meanwhile (the bench
-  // waits on the runner's own event stream, which is no Kubernetes call).
+  // waits on the runner's own event stream, which is no Kubernetes call), and each phase
+  // begins and ends when the cluster has been quiet for a while (the attach follows
+  // `running`; an ended pod's DELETE may follow a stop's answer).
+  await quiesce(runner.sim);
   runner.sim.resetCounters();
   const costIds: string[] = [];
   for (let i = 0; i < options.costSamples; i++) costIds.push((await startSession(client)).sessionId);
-  await settle();
+  await quiesce(runner.sim);
   const startCounts = runner.sim.counters().requests;
   runner.sim.resetCounters();
   for (const id of costIds) await client.deleteSession(id);
-  await settle();
+  await quiesce(runner.sim);
   const stopCounts = runner.sim.counters().requests;
   await stopSessions(client, core, costIds);
 

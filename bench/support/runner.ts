@@ -214,3 +214,42 @@ export async function cpuSnapshot(runner: Pick<BenchRunner, "apiPid" | "supervis
   const own = process.cpuUsage();
   return { api: await cpuMs(runner.apiPid), supervisor: await cpuMs(runner.supervisorPid), bench: (own.user + own.system) / 1000 };
 }
+
+/** Runs a bench module in a child Node process (through tsx) and parses its last stdout line as JSON. */
+export async function runChildJson<T>(entry: string, args: string[], nodeArgs: string[] = []): Promise<T> {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", join(ROOT, entry), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (err = (err + chunk.toString()).slice(-8192)));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const line = out.trim().split("\n").at(-1) ?? "";
+  if (code !== 0 || !line.startsWith("{")) throw new Error(`${entry} exited ${code}: ${err || out}`);
+  return JSON.parse(line) as T;
+}
+
+/**
+ * What a Node process holds before any runner code: bare, and with @kubernetes/client-node
+ * loaded (the supervisor's and the api's largest dependency). For reading the memory figures.
+ */
+export async function floorRss(): Promise<{ bare: number; clientNode: number }> {
+  const measure = async (code: string) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", `${code}; console.log("ready"); setInterval(() => {}, 1000);`], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
+      child.once("exit", (exitCode) => reject(new Error(`floor process exited ${exitCode}`)));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const rss = await residentBytes(child.pid!);
+    await stop(child, "SIGKILL");
+    return rss;
+  };
+  return { bare: await measure("void 0"), clientNode: await measure('await import("@kubernetes/client-node")') };
+}

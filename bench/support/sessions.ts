@@ -5,6 +5,7 @@
  */
 import { type CoreV1Api, type KubeConfig, type V1Pod, Watch } from "@kubernetes/client-node";
 import type { RunnerClient, StreamItem } from "../../src/client/index.ts";
+import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { runPodName } from "../../src/kube/specs/names.ts";
 import { podCopy, SESSION_NAMESPACE, sessionBody, waitFor } from "./runner.ts";
 import { since } from "./stats.ts";
@@ -102,6 +103,23 @@ export async function clearDirectPods(core: CoreV1Api): Promise<void> {
   const labelSelector = Object.entries(DIRECT_LABEL).map(([k, v]) => `${k}=${v}`).join(",");
   await core.deleteCollectionNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector, gracePeriodSeconds: 0 });
   await waitFor(async () => (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector })).items.length === 0, "direct pods to be gone");
+}
+
+/**
+ * Waits until the cluster has seen no request for `quietMs` (at most `limitMs`): work the
+ * runner does after answering (a late DELETE of an ended pod) must not be billed to the next
+ * measurement.
+ */
+export async function quiesce(sim: SimulatedCluster, quietMs = 500, limitMs = 15_000): Promise<void> {
+  const total = () => Object.values(sim.counters().requests).reduce((a, b) => a + b, 0);
+  const deadline = Date.now() + limitMs;
+  let last = total();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, quietMs));
+    const now = total();
+    if (now === last || Date.now() > deadline) return;
+    last = now;
+  }
 }
 
 /** Stops sessions through the runner and waits until none of their pods is left. */
