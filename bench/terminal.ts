@@ -13,7 +13,7 @@
 import { attachContainer } from "../src/kube/attach.ts";
 import type { Row } from "./support/report.ts";
 import { ByteCounter } from "./support/bytes.ts";
-import { type BenchRunner, podCopy, SESSION_NAMESPACE } from "./support/runner.ts";
+import { type BenchRunner, cpuSnapshot, podCopy, SESSION_NAMESPACE } from "./support/runner.ts";
 import { clearDirectPods, DIRECT_LABEL, sessionPod, startSession, stopSessions, watchUntilRunning } from "./support/sessions.ts";
 import { ratio, since, summarize } from "./support/stats.ts";
 
@@ -111,8 +111,16 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
     const rateDirect: number[] = [];
     const framesRunner: number[] = [];
     const framesDirect: number[] = [];
+    // CPU the two processes spend per output chunk while the runner's trials run.
+    const cpuSpent = { api: 0, supervisor: 0, chunks: 0 };
     for (let t = 0; t < options.trials; t++) {
+      const before = await cpuSnapshot(runner);
+      const chunksBefore = runnerCounter.frames;
       const r = await throughput(runnerSide, options.trialMs);
+      const after = await cpuSnapshot(runner);
+      cpuSpent.api += after.api - before.api;
+      cpuSpent.supervisor += after.supervisor - before.supervisor;
+      cpuSpent.chunks += runnerCounter.frames - chunksBefore;
       const d = await throughput(directSide, options.trialMs);
       rateRunner.push(r.bytesPerSecond / 1024);
       rateDirect.push(d.bytesPerSecond / 1024);
@@ -140,6 +148,8 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
         verdict: rateRatio >= 0.5 ? "met" : "MISSED",
       },
       { section, metric: "  output chunks per second", value: summarize(framesRunner), baseline: summarize(framesDirect), unit: "chunks/s", ratio: ratio(summarize(framesRunner).median, summarize(framesDirect).median), compare: "p50" },
+      { section, metric: "  CPU per output chunk: api process", value: (cpuSpent.api * 1000) / cpuSpent.chunks, unit: "µs" },
+      { section, metric: "  CPU per output chunk: supervisor", value: (cpuSpent.supervisor * 1000) / cpuSpent.chunks, unit: "µs" },
       { section, metric: "stdin → echo round trip (p50)", value: er, baseline: ed, unit: "ms", ratio: ratio(er.median, ed.median), compare: "p50" },
       {
         section,
