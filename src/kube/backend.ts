@@ -1,27 +1,41 @@
 /**
  * The Kubernetes backend (issue #4): sessions as pods in the session namespace, followed by
  * one shared pod watch; probe, capabilities and the config gate; and at boot, the re-adoption
- * of session pods an earlier supervisor left running.
+ * of session pods an earlier supervisor left running, the reap of what no record explains, and
+ * the sweep of workspace-app ConfigMaps no pod mounts.
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
 import type { AdoptableSession, Backend, StartSpec } from "../sessions/backend.ts";
-import { SessionStartError } from "../sessions/backend.ts";
 import type { KubeContext } from "./context.ts";
-import { partitionBootPods, reapFailureMessage } from "./boot-housekeeping.ts";
+import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./image-picker.ts";
 import { notOfferedMessage } from "./image-catalog.ts";
 import { RunSession } from "./run-session.ts";
+import { APP_CONTAINER_PREFIX, managedBySelector, workspaceConfigMapName } from "./specs/names.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "./status/probe.ts";
+import { WatchSession } from "./watch-session.ts";
+import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
+
+/** RUNNER_WATCH_MAX_TTL_SECONDS's default (contract.md §11), for a caller that passes none. */
+const DEFAULT_WATCH_TTL_SECONDS = 21_600;
 
 const PULL_POLICY_DESCRIPTION =
   "Kernel-image freshness, applied as the Pod's imagePullPolicy. `always` re-pulls on every session, so a moving tag like `latest-slim` picks up a new release. `missing` pulls only when the node has no copy. `never` never pulls at all — on a node that has not already cached the image the session fails to start (ErrImageNeverPull), so it suits a cluster that pre-loads its images and nothing else.";
 
-export function createKubeBackend(ctx: KubeContext, options: { picker: ImagePicker | undefined; catalog: AppsCatalog }): Backend {
+export type KubeBackendOptions = {
+  picker: ImagePicker | undefined;
+  catalog: AppsCatalog;
+  /** RUNNER_WATCH_MAX_TTL_SECONDS (a core variable): one deadline for a whole watch pod. */
+  watchTtlSeconds?: number;
+};
+
+export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions): Backend {
   const { config } = ctx;
   const namespace = config.sessionPods.namespace;
+  const watchOptions = { ttlSeconds: options.watchTtlSeconds ?? DEFAULT_WATCH_TTL_SECONDS };
 
   return {
     describe: () => ({
@@ -59,22 +73,24 @@ export function createKubeBackend(ctx: KubeContext, options: { picker: ImagePick
     },
 
     async start(spec, callbacks) {
-      if (spec.mode === "watch") {
-        throw new SessionStartError("create", "watch sessions are not available in this runner's Kubernetes backend yet");
-      }
+      if (spec.mode === "watch") return new WatchSession(ctx, spec, callbacks, watchOptions).start();
       return new RunSession(ctx, spec, callbacks).start();
     },
 
     async adoptSessions() {
       await ctx.watcher.ready;
       const { adopt, reap } = partitionBootPods(ctx.watcher.pods());
-      const runSessions = adopt.filter(({ record }) => record.mode === "run");
-      // This backend does not run watch sessions, so no record of one can be honoured.
-      const watchPods = adopt.filter(({ record }) => record.mode !== "run").map(({ pod }) => pod);
-      await reapPods(ctx, [...reap, ...watchPods]);
-      return runSessions.map(({ pod, record }): AdoptableSession => {
+      const { current, superseded } = newestPodPerSession(adopt);
+      await reapPods(ctx, [...reap, ...superseded]);
+      // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
+      await sweepWorkspaceConfigMaps(ctx);
+      return current.map(({ pod, record }): AdoptableSession => {
         const spec = specFromRecord(record, pod, options.catalog);
-        return { spec, resume: (callbacks) => new RunSession(ctx, spec, callbacks).adopt(pod) };
+        const resume =
+          record.mode === "watch"
+            ? (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod)
+            : (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new RunSession(ctx, spec, callbacks).adopt(pod);
+        return { spec, resume };
       });
     },
 
@@ -85,12 +101,41 @@ export function createKubeBackend(ctx: KubeContext, options: { picker: ImagePick
   };
 }
 
+type AdoptablePod = { pod: V1Pod; record: SessionRecord };
+
+/**
+ * One pod per session: a watch session whose supervisor died while changing its app set can
+ * have left its old pod beside the new one. The newest (by creation, then name) is the session's;
+ * the others are reaped.
+ */
+function newestPodPerSession(pods: readonly AdoptablePod[]): { current: AdoptablePod[]; superseded: V1Pod[] } {
+  const newest = new Map<string, AdoptablePod>();
+  const superseded: V1Pod[] = [];
+  const created = (pod: V1Pod) => (pod.metadata?.creationTimestamp ? new Date(pod.metadata.creationTimestamp).toISOString() : "");
+  const key = ({ pod }: AdoptablePod) => `${created(pod)} ${pod.metadata?.name ?? ""}`;
+  for (const candidate of pods) {
+    const held = newest.get(candidate.record.sessionId);
+    if (!held) newest.set(candidate.record.sessionId, candidate);
+    else if (key(candidate) > key(held)) {
+      superseded.push(held.pod);
+      newest.set(candidate.record.sessionId, candidate);
+    } else superseded.push(candidate.pod);
+  }
+  return { current: [...newest.values()], superseded };
+}
+
 /**
  * Rebuilds a session's launch description from its pod: the record says what the spec does
- * not, and the env values come from the container spec (the record keeps names only).
+ * not, and the env values come from the container spec (the record keeps names only): the
+ * `session` container of a run pod, an `app-*` container of a watch pod (the `workspace`
+ * container gets no session env).
  */
 function specFromRecord(record: SessionRecord, pod: V1Pod, catalog: AppsCatalog): StartSpec {
-  const container = pod.spec?.containers?.find((candidate) => candidate.name === "session") ?? pod.spec?.containers?.[0];
+  const containers = pod.spec?.containers ?? [];
+  const container =
+    containers.find((candidate) => candidate.name === "session") ??
+    containers.find((candidate) => candidate.name.startsWith(APP_CONTAINER_PREFIX)) ??
+    containers[0];
   const values = new Map((container?.env ?? []).map((variable) => [variable.name, variable.value ?? ""]));
   const agent = record.agent !== undefined ? catalog.get(record.agent) : undefined;
   return {
@@ -124,4 +169,35 @@ async function reapPods(ctx: KubeContext, pods: V1Pod[]): Promise<void> {
   );
   if (failures.length > 0) ctx.log.warn(reapFailureMessage(failures));
   if (pods.length > 0) ctx.log.info("reaped session pods no record explains", { count: pods.length - failures.length });
+}
+
+/**
+ * §8.2: delete the workspace-app ConfigMaps neither the current manifest names nor any pod of
+ * the namespace mounts (labelled or not). Housekeeping only: every failure is a warning.
+ */
+async function sweepWorkspaceConfigMaps(ctx: KubeContext): Promise<void> {
+  const { namespace, managedBy } = ctx.config.sessionPods;
+  const [pods, configMaps] = await Promise.allSettled([
+    ctx.api.core.listNamespacedPod({ namespace }),
+    ctx.api.core.listNamespacedConfigMap({ namespace, labelSelector: managedBySelector(managedBy) }),
+  ]);
+  if (pods.status === "rejected" || configMaps.status === "rejected") {
+    const error = pods.status === "rejected" ? pods.reason : (configMaps as PromiseRejectedResult).reason;
+    ctx.log.warn("could not sweep workspace-app ConfigMaps", { reason: apiReason(error) });
+    return;
+  }
+  const stale = staleWorkspaceConfigMaps(configMaps.value.items, pods.value.items, workspaceConfigMapName(WORKSPACE_APP_MANIFEST));
+  let swept = 0;
+  await Promise.all(
+    stale.map(async (name) => {
+      try {
+        await ctx.api.core.deleteNamespacedConfigMap({ name, namespace });
+        swept += 1;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        ctx.log.warn("failed to delete a stale workspace ConfigMap", { name, reason: apiReason(error) });
+      }
+    }),
+  );
+  if (swept > 0) ctx.log.info("swept stale workspace-app ConfigMaps", { count: swept });
 }

@@ -4,25 +4,35 @@
  * behaviour annotations on its pods (exit code, output, image-pull failure, OOM kill…; see
  * README "Simulated cluster"). Against a real cluster the key is ignored.
  *
- * A plain key describes the application, so it goes to the session's own container; a key
- * naming a container (`exit-code.body-fetch`) is passed as it is.
+ * A plain key describes the application, so it goes to the containers that run it: the
+ * `session` container of a run pod, every `app-<name>` container of a watch pod (never the
+ * runner-owned `workspace` container). A key naming a container (`exit-code.app-worker`) is
+ * passed as it is.
  */
 import * as v from "valibot";
 import type { StartSpec } from "../sessions/backend.ts";
+import { appContainerName } from "./specs/names.ts";
 
 /** The simulator reads its annotations under this prefix (src/sim/behaviour.ts). */
 const SIMULATOR_ANNOTATION_PREFIX = "sim.k8s-runner.dev/";
-const APPLICATION_CONTAINER = "session";
+const RUN_CONTAINER = "session";
 
 const SimulateSchema = v.record(v.pipe(v.string(), v.regex(/^[a-z0-9.-]+$/)), v.union([v.string(), v.number(), v.boolean()]));
 
-export function simulatedBehaviourAnnotations(spec: StartSpec): Record<string, string> {
+function applicationContainers(spec: Pick<StartSpec, "mode" | "apps">): string[] {
+  return spec.mode === "watch" ? spec.apps.map((app) => appContainerName(app.name)) : [RUN_CONTAINER];
+}
+
+export function simulatedBehaviourAnnotations(spec: Pick<StartSpec, "mode" | "apps" | "config">): Record<string, string> {
   const simulate = v.safeParse(SimulateSchema, spec.config.simulate ?? {});
   if (!simulate.success) return {};
+  const containers = applicationContainers(spec);
   return Object.fromEntries(
-    Object.entries(simulate.output).map(([key, value]) => [
-      `${SIMULATOR_ANNOTATION_PREFIX}${key.includes(".") ? key : `${key}.${APPLICATION_CONTAINER}`}`,
-      String(value),
-    ]),
+    Object.entries(simulate.output).flatMap(([key, value]) =>
+      (key.includes(".") ? [key] : containers.map((container) => `${key}.${container}`)).map((name) => [
+        `${SIMULATOR_ANNOTATION_PREFIX}${name}`,
+        String(value),
+      ]),
+    ),
   );
 }

@@ -1,0 +1,66 @@
+/**
+ * The runner's client of a watch pod's workspace surface (contract.md §8.5, kubernetes.md §4.3):
+ * `http://<podIP>:8099`, reached over the pod network and never published. Each request gives
+ * up after 30 s so a wedged workspace container cannot hang a session's routes or its bring-up.
+ */
+import { request } from "undici";
+import * as v from "valibot";
+import {
+  type WorkspaceChangeSet,
+  type WorkspaceFile,
+  WorkspaceApplyResultSchema,
+  WorkspaceFileSchema,
+  WorkspaceSnapshotSchema,
+  WorkspaceTreeSchema,
+} from "../contract/wire.ts";
+import type { WorkspaceClient } from "../sessions/backend.ts";
+import { WORKSPACE_PORT } from "./specs/watch-pod.ts";
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** The workspace app answers a failing route with 500 `{error: message}`. */
+const ErrorBodySchema = v.object({ error: v.string() });
+
+export class WorkspaceRequestError extends Error {
+  override name = "WorkspaceRequestError";
+}
+
+/** The core's WorkspaceClient, plus the base64 read a reload needs to write an entry back unchanged (§4.4). */
+export type PodWorkspaceClient = WorkspaceClient & {
+  fileBase64(path: string): Promise<WorkspaceFile>;
+};
+
+export function workspaceClient(podIp: string): PodWorkspaceClient {
+  const base = `http://${podIp}:${WORKSPACE_PORT}`;
+
+  async function call<T extends v.GenericSchema>(schema: T, path: string, body?: unknown): Promise<v.InferOutput<T>> {
+    const response = await request(`${base}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await response.body.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new WorkspaceRequestError(`the workspace answered HTTP ${response.statusCode} with a body that is not JSON`);
+    }
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      const failure = v.safeParse(ErrorBodySchema, json);
+      throw new WorkspaceRequestError(failure.success ? failure.output.error : `the workspace answered HTTP ${response.statusCode}`);
+    }
+    const parsed = v.safeParse(schema, json);
+    if (!parsed.success) throw new WorkspaceRequestError(`the workspace answered ${path} with an unexpected shape`);
+    return parsed.output;
+  }
+
+  return {
+    tree: () => call(WorkspaceTreeSchema, "/workspace"),
+    apply: (changes: WorkspaceChangeSet) => call(WorkspaceApplyResultSchema, "/workspace", changes),
+    file: (path: string) => call(WorkspaceFileSchema, `/workspace/file?${new URLSearchParams({ path })}`),
+    fileBase64: (path: string) => call(WorkspaceFileSchema, `/workspace/file?${new URLSearchParams({ path, encoding: "base64" })}`),
+    snapshot: () => call(WorkspaceSnapshotSchema, "/workspace/snapshot"),
+  };
+}
