@@ -1,0 +1,141 @@
+/**
+ * The watch session's pod watch (kubernetes.md §4.8) and ConfigMap ensure (§4.1), driven
+ * in-process against the simulated cluster so the backend's reports can be read as the core
+ * receives them: an app container's end is reported once per container per pod, a pod that
+ * reaches its deadline fails the session, and concurrent starts share one ConfigMap.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadKubeConfig } from "../../src/config/kube.ts";
+import type { ResolvedApp } from "../../src/contract/wire.ts";
+import { createLogger } from "../../src/log.ts";
+import type { BackendCallbacks, StartSpec, Workload } from "../../src/sessions/backend.ts";
+import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/index.ts";
+import { kubeApi } from "../../src/kube/api.ts";
+import { BundleStore } from "../../src/kube/bundle-store.ts";
+import { DEFAULT_KUBE_TIMINGS, type KubeContext } from "../../src/kube/context.ts";
+import { PodWatcher } from "../../src/kube/pod-watcher.ts";
+import { simulatedBehaviourAnnotations } from "../../src/kube/simulated-behaviour.ts";
+import { managedBySelector } from "../../src/kube/specs/names.ts";
+import { WatchSession, ensureWorkspaceConfigMap } from "../../src/kube/watch-session.ts";
+import { waitFor } from "../support/processes.ts";
+
+const NAMESPACE = "telo-sessions";
+
+const APPS: ResolvedApp[] = [
+  { name: "web", entryRelativePath: "web/telo.yaml", ports: [], io: "tty" },
+  { name: "worker", entryRelativePath: "worker/telo.yaml", ports: [], io: "streams" },
+];
+
+/** Every report the backend makes, in order, as the core would receive it. */
+class Reports {
+  readonly calls: Array<[string, ...unknown[]]> = [];
+  readonly stop = new AbortController();
+
+  callbacks(): BackendCallbacks {
+    const record =
+      (name: string) =>
+      (...args: unknown[]) =>
+        void this.calls.push([name, ...args]);
+    return {
+      onStatus: record("status"),
+      onProgress: record("progress"),
+      onOutput: () => undefined,
+      onDebug: () => undefined,
+      onReachability: record("reachability"),
+      onRunEnded: record("runEnded"),
+      onEndpoints: record("endpoints"),
+      isUserStopped: () => this.stop.signal.aborted,
+      stopRequested: this.stop.signal,
+    };
+  }
+
+  of(name: string): unknown[][] {
+    return this.calls.filter(([call]) => call === name).map(([, ...args]) => args);
+  }
+}
+
+function spec(sessionId: string, simulate: Record<string, string | number>): StartSpec {
+  return {
+    sessionId,
+    createdAt: new Date().toISOString(),
+    mode: "watch",
+    apps: APPS,
+    env: {},
+    config: { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate },
+    bundle: {
+      entryRelativePath: "web/telo.yaml",
+      files: APPS.map((app) => ({ relativePath: app.entryRelativePath, contents: "kind: Telo.Application\n" })),
+    },
+    inspect: true,
+    selfContained: false,
+  };
+}
+
+describe("watch session pod watch", () => {
+  let sim: SimulatedCluster;
+  let ctx: KubeContext;
+  const workloads: Workload[] = [];
+
+  beforeAll(async () => {
+    sim = await startSimulatedCluster({ podStartDelayMs: 20, backoffMs: 200, events: false });
+    const api = kubeApi(sim.kubeConfig());
+    await api.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    const config = loadKubeConfig({ RUNNER_SELF_URL: "http://127.0.0.1:1" });
+    const log = createLogger("test", "silent");
+    const watcher = new PodWatcher(api, { namespace: NAMESPACE, labelSelector: managedBySelector(config.sessionPods.managedBy) }, log);
+    watcher.start();
+    await watcher.ready;
+    ctx = {
+      api,
+      config,
+      watcher,
+      bundles: new BundleStore(config.RUNNER_SELF_URL!),
+      router: undefined,
+      builder: undefined,
+      log,
+      timings: DEFAULT_KUBE_TIMINGS,
+      podAnnotations: simulatedBehaviourAnnotations,
+    };
+  });
+  afterAll(async () => {
+    await Promise.allSettled(workloads.map((workload) => workload.stop()));
+    ctx?.watcher.stop();
+    await sim?.stop();
+  });
+
+  it("reports an app container's end once for that pod, and the session stays up", async () => {
+    const reports = new Reports();
+    const session = new WatchSession(ctx, spec("aaaaaaaaaaaa", { "exit-code.app-worker": 3, "run-ms.app-worker": 300 }), reports.callbacks(), { ttlSeconds: 600 });
+    const workload = await session.start();
+    workloads.push(workload);
+    await waitFor(() => reports.of("runEnded").length > 0 || undefined, "the worker's end to be reported");
+    // Later pod events (the web app's reload) must not report the same end again.
+    await workload.reload?.("web");
+    await workload.workspace?.apply({ write: [{ path: "more.txt", content: "x" }] });
+    await waitFor(async () => (await workload.workspace?.tree())?.files.some((file) => file.path === "more.txt") || undefined, "the write");
+    expect(reports.of("runEnded")).toEqual([["worker", { reason: "application container Error (exit code 3)" }]]);
+    expect(reports.of("status")).toEqual([[{ kind: "running", endpoints: [] }]]);
+    await workload.stop();
+    expect(reports.of("status").at(-1)).toEqual([{ kind: "stopped" }]);
+  });
+
+  it("fails the session when its pod reaches its deadline, reporting every app's end", async () => {
+    const reports = new Reports();
+    const workload = await new WatchSession(ctx, spec("bbbbbbbbbbbb", {}), reports.callbacks(), { ttlSeconds: 1 }).start();
+    workloads.push(workload);
+    await workload.done;
+    expect(reports.of("status").at(-1)).toEqual([{ kind: "failed", message: "session pod reached Failed" }]);
+    expect(reports.of("runEnded")).toEqual([
+      ["web", { reason: "application container DeadlineExceeded (exit code 137)" }],
+      ["worker", { reason: "application container DeadlineExceeded (exit code 137)" }],
+    ]);
+    // The ended pod is deleted with the session.
+    await waitFor(() => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-bbbbbbbbbbbb-")) || undefined, "the pod to go");
+  });
+
+  it("ensures one workspace-app ConfigMap however many sessions start at once", async () => {
+    await Promise.all(Array.from({ length: 5 }, () => ensureWorkspaceConfigMap(ctx)));
+    const names = (await ctx.api.core.listNamespacedConfigMap({ namespace: NAMESPACE })).items.map((item) => item.metadata?.name);
+    expect(names.filter((name) => name?.startsWith("telo-workspace-app-"))).toHaveLength(1);
+  });
+});
