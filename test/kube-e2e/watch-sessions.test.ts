@@ -51,10 +51,13 @@ describe("watch sessions on the simulated cluster", () => {
         RUNNER_WATCH_SESSIONS: "true",
         RUNNER_WATCH_IDLE_SECONDS: "1",
         RUNNER_WORKSPACE_CHECKPOINT_SECONDS: "1",
+        RUNNER_APPS: JSON.stringify({ helper: { image: "acme/agent:1", port: 7000, env: { AGENT_TOKEN: "operator-secret" } } }),
       },
     });
   });
+  const holders: AbortController[] = [];
   afterEach(async () => {
+    for (const holder of holders.splice(0)) holder.abort();
     for (const id of sessions.splice(0)) await runner.client.deleteSession(id);
   });
   afterAll(async () => {
@@ -63,10 +66,30 @@ describe("watch sessions on the simulated cluster", () => {
     await runner?.close();
   });
 
-  async function create(simulate: Record<string, string | number | boolean> = {}): Promise<string> {
-    const { sessionId } = await runner.client.createSession(watchBody(simulate));
+  /**
+   * A watch session for the test. Unless `idle`, one event stream stays subscribed until the
+   * test ends, so the idle window (1 s here) cannot suspend it between two steps.
+   */
+  async function create(
+    simulate: Record<string, string | number | boolean> = {},
+    extra: Record<string, unknown> = {},
+    options: { idle?: boolean } = {},
+  ): Promise<string> {
+    const { sessionId } = await runner.client.createSession({ ...watchBody(simulate), ...extra });
     sessions.push(sessionId);
+    if (!options.idle) hold(sessionId);
     return sessionId;
+  }
+
+  /** Keeps one event stream of the session subscribed until the test ends. */
+  function hold(sessionId: string): void {
+    const holder = new AbortController();
+    holders.push(holder);
+    void (async () => {
+      for await (const _ of runner.client.events(sessionId, { signal: holder.signal })) {
+        // Only the subscription matters.
+      }
+    })().catch(() => undefined);
   }
 
   it("brings up one pod for every app, seeds the workspace, serves it and reloads on request", async () => {
@@ -180,7 +203,7 @@ describe("watch sessions on the simulated cluster", () => {
   });
 
   it("suspends an idle session by deleting its pod and resumes it in a new pod with its files back", async () => {
-    const sessionId = await create();
+    const sessionId = await create({}, {}, { idle: true });
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     await runner.client.applyWorkspace(sessionId, { write: [{ path: "draft.txt", content: "kept across suspend" }] });
     // Nobody is subscribed now: after the idle window the watch supervisor suspends it.
@@ -235,6 +258,8 @@ describe("watch sessions on the simulated cluster", () => {
 
     await runner.stopSupervisor("SIGKILL");
     await runner.startSupervisor();
+    // The re-adopted session is idle from its creation time on: subscribe again at once.
+    hold(sessionId);
 
     await waitFor(async () => (await runner.client.getSession(sessionId).catch(() => undefined))?.status.kind === "running" || undefined, "the session to run again");
     expect(await watchPodsOf(runner, sessionId)).toEqual([pod]);
@@ -247,5 +272,24 @@ describe("watch sessions on the simulated cluster", () => {
     const names = (await runner.core.listNamespacedConfigMap({ namespace: SESSION_NAMESPACE })).items.map((item) => item.metadata?.name);
     expect(names).not.toContain(stale);
     expect(names.filter((name) => name?.startsWith("telo-workspace-app-"))).toHaveLength(1);
+  });
+
+  it("runs the co-resident agent beside the apps and reports its endpoint apart from theirs", async () => {
+    const sessionId = await create({}, { agent: "helper", env: { APP_SETTING: "on" } });
+    const running = eventsOf(await eventsUntil(runner.client, sessionId, isStatus("running"))).at(-1);
+    expect(running).toEqual({
+      type: "status",
+      status: { kind: "running", endpoints: [{ host: "", port: 3000, protocol: "tcp" }], agent: { host: "", port: 7000, protocol: "tcp" } },
+    });
+    const [podName] = await watchPodsOf(runner, sessionId);
+    const pod = await runner.core.readNamespacedPod({ name: podName!, namespace: SESSION_NAMESPACE });
+    const containers = new Map((pod.spec?.containers ?? []).map((container) => [container.name, container]));
+    expect([...containers.keys()]).toEqual(["workspace", "app-web", "app-worker", "agent"]);
+    // Operator env only on the agent, session env only on the apps, neither on the workspace.
+    const envNames = (name: string) => (containers.get(name)?.env ?? []).map((variable) => variable.name);
+    expect(envNames("agent")).toContain("AGENT_TOKEN");
+    expect(envNames("app-web")).toContain("APP_SETTING");
+    expect([...envNames("workspace"), ...envNames("app-web")]).not.toContain("AGENT_TOKEN");
+    expect(envNames("workspace")).not.toContain("APP_SETTING");
   });
 });
