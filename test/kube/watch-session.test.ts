@@ -121,7 +121,8 @@ describe("watch session pod watch", () => {
 
   it("fails the session when its pod reaches its deadline, reporting every app's end", async () => {
     const reports = new Reports();
-    const workload = await new WatchSession(ctx, spec("bbbbbbbbbbbb", {}), reports.callbacks(), { ttlSeconds: 1 }).start();
+    // Pod timestamps have whole seconds, so the deadline falls between 2 and 3 s after the start.
+    const workload = await new WatchSession(ctx, spec("bbbbbbbbbbbb", {}), reports.callbacks(), { ttlSeconds: 3 }).start();
     workloads.push(workload);
     await workload.done;
     expect(reports.of("status").at(-1)).toEqual([{ kind: "failed", message: "session pod reached Failed" }]);
