@@ -13,7 +13,7 @@ import { RequestFaults } from "./faults.ts";
 import { EventRecorder } from "./events.ts";
 import { GarbageCollector } from "./gc.ts";
 import { JobController } from "./jobs.ts";
-import { Kubelet } from "./kubelet.ts";
+import { Kubelet, nodeObject } from "./kubelet.ts";
 import { writeKubeconfig } from "./kubeconfig.ts";
 import { newUid, timestamp } from "./object.ts";
 import { startQuotaController } from "./quota-controller.ts";
@@ -91,6 +91,8 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     applyCreateDefaults(ns);
     store.write(NAMESPACE, ns, "ADDED");
   }
+
+  store.write(lookupType("", "v1", "nodes")!, nodeObject(), "ADDED");
 
   const openWatches = () => RESOURCE_TYPES.reduce((n, t) => n + store.collection(t).hub.openWatches, 0);
   const countersView = () => ({ requests: counters.snapshot(), openWatches: openWatches(), attachSessions: attach.openSessions });

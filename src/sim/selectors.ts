@@ -129,6 +129,7 @@ const FIELD_GETTERS: Record<string, Record<string, (o: KubeObject) => unknown>> 
   },
   Secret: { type: (o) => o.type ?? "" },
   Namespace: { "status.phase": (o) => o.status?.phase ?? "" },
+  Node: { "spec.unschedulable": (o) => String(o.spec?.unschedulable ?? false) },
   Job: { "status.successful": (o) => String(o.status?.succeeded ?? 0) },
 };
 

@@ -72,6 +72,13 @@ const COLUMNS: Record<string, Column[]> = {
     { name: "Completions", type: "string", cell: (o) => `${o.status?.succeeded ?? 0}/${o.spec?.completions ?? 1}` },
     AGE,
   ],
+  Node: [
+    NAME,
+    { name: "Status", type: "string", cell: (o) => (((o.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === "Ready" && c.status === "True") ? "Ready" : "NotReady") },
+    { name: "Roles", type: "string", cell: () => "<none>" },
+    AGE,
+    { name: "Version", type: "string", cell: (o) => o.status?.nodeInfo?.kubeletVersion ?? "" },
+  ],
   Namespace: [NAME, { name: "Status", type: "string", cell: (o) => o.status?.phase ?? "Active" }, AGE],
   ConfigMap: [NAME, { name: "Data", type: "integer", cell: (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length }, AGE],
 };

@@ -111,6 +111,12 @@ describe("simulated apiserver: objects", () => {
     expect(missing).toMatchObject({ code: 404, reason: "NotFound", message: 'namespaces "nope" not found' });
   });
 
+  it("has one Ready node that pods are bound to", async () => {
+    const nodes = await c.core.listNode();
+    expect(nodes.items.map((n) => n.metadata?.name)).toEqual(["sim-node"]);
+    expect(nodes.items[0]!.status?.conditions?.find((x) => x.type === "Ready")?.status).toBe("True");
+  });
+
   it("answers 404 for resources it does not serve, as a cluster without them does", async () => {
     const res = await statusOf(c.apps.listNamespacedDeployment({ namespace: "default" }));
     expect(res.code).toBe(404);
