@@ -213,7 +213,7 @@ export class WatchSession {
 
   /**
    * §4.3: create the pod (or take the existing one), wait for Running with an IP, wait for the
-   * workspace surface, write `seed`, then attach, publish, relay and watch. Throws a
+   * workspace surface, then attach, write `seed`, publish, relay and watch. Throws a
    * SessionStartError; a pod created here is deleted again on any failure.
    */
   async #bringUp(input: { seed?: WorkspaceChangeSet; existing?: V1Pod }): Promise<void> {
@@ -233,8 +233,7 @@ export class WatchSession {
       const podIp = pod.status!.podIP!;
       const workspace = workspaceClient(podIp);
       await this.#waitForWorkspace(workspace, attempt.signal);
-      if (input.seed) await this.#write(workspace, input.seed, attempt.signal, "seeding the workspace");
-      await this.#goLive({ podName, podUid: pod.metadata?.uid ?? "", podIp, workspace });
+      await this.#goLive({ podName, podUid: pod.metadata?.uid ?? "", podIp, workspace }, input.seed, attempt.signal);
       // A stop that arrived while going live: the runtime it could not see is torn down now.
       if (attempt.signal.aborted) throw attempt.signal.reason;
       // The pod ended while going live; its terminal status is out already.
@@ -383,8 +382,17 @@ export class WatchSession {
     return failure;
   }
 
-  /** §4.3 steps 5–8: record the runtime, attach every app, publish, relay, reach, watch. */
-  async #goLive(pod: { podName: string; podUid: string; podIp: string; workspace: PodWorkspaceClient }): Promise<void> {
+  /**
+   * §4.3 steps 4–8: record the runtime, attach every app, seed, publish, relay, reach, watch.
+   * Unlike the reference, the apps are attached before the seed: their containers wait for
+   * their entries, so what a kernel prints on its first load (a manifest error, say) reaches
+   * the terminal instead of racing the attach.
+   */
+  async #goLive(
+    pod: { podName: string; podUid: string; podIp: string; workspace: PodWorkspaceClient },
+    seed: WorkspaceChangeSet | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
     const runtime: Runtime = {
       ...pod,
       attachments: new Map(),
@@ -395,6 +403,7 @@ export class WatchSession {
     };
     this.#runtime = runtime;
     await Promise.all(this.#apps.map((app) => this.#attach(runtime, app)));
+    if (seed) await this.#write(runtime.workspace, seed, signal, "seeding the workspace");
     try {
       await this.#publish(runtime);
     } catch (error) {
