@@ -1,8 +1,13 @@
 /**
  * Watch sessions through the runner's two processes against the simulated cluster
  * (kubernetes.md §4): a multi-app pod with its workspace, reloads and container ends as run
- * events, stdout/stderr tagging, app-set changes, idle suspend and resume, stop, and the one
+ * events, per-app terminals and their tags, app-set changes, idle suspend and resume, failed and
+ * stopped bring-ups, the co-resident agent, re-adoption after a supervisor restart, and the one
  * workspace-app ConfigMap all sessions share.
+ *
+ * Not covered here because the simulator cannot script them yet: stderr bytes after the attach
+ * (the simulated container prints only at its start, before any attach), and a reload that
+ * declares different ports (the simulated kernel always declares the container's spec ports).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/contract/wire.ts";
