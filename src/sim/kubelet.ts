@@ -8,56 +8,17 @@ import { ContainerProcess, type ExitStatus } from "./container.ts";
 import type { EventRecorder, Involved } from "./events.ts";
 import { inspectPort, KernelDebugStream } from "./kernel-debug.ts";
 import { listenContainerPort, type Closable } from "./listeners.ts";
-import { type KubeObject, newUid, timestamp } from "./object.ts";
+import { type KubeObject, timestamp } from "./object.ts";
 import { lookupType } from "./resources.ts";
 import type { Store } from "./store.ts";
 import type { StoreEvent } from "./watch.ts";
-import { serveWorkspace, WorkspaceTree } from "./workspace.ts";
-import { createHash, randomBytes } from "node:crypto";
-import { createServer } from "node:net";
+import { serveWorkspace } from "./workspace.ts";
+import { IpPool, portsFree } from "./ip-pool.ts";
+import { NODE_NAME } from "./node.ts";
+import { type ContainerRecord, containerId, PodRuntime, stopServers } from "./pod-runtime.ts";
 
 const POD = lookupType("", "v1", "pods")!;
-export const NODE_NAME = "sim-node";
-const HOST_IP = "127.0.0.1";
 
-/** The one node the kubelet registers, as `kubectl get nodes` and `describe pod` show it. */
-export function nodeObject(): KubeObject {
-  const now = timestamp();
-  const condition = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now });
-  const capacity = { cpu: "64", memory: "256Gi", pods: "5000", "ephemeral-storage": "1Ti" };
-  return {
-    apiVersion: "v1",
-    kind: "Node",
-    metadata: { name: NODE_NAME, uid: newUid(), creationTimestamp: now, labels: { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64" } },
-    spec: {},
-    status: {
-      capacity,
-      allocatable: capacity,
-      conditions: [
-        condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-        condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-        condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-        condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
-      ],
-      addresses: [
-        { type: "InternalIP", address: HOST_IP },
-        { type: "Hostname", address: NODE_NAME },
-      ],
-      nodeInfo: {
-        kubeletVersion: "v1.32.0-sim",
-        containerRuntimeVersion: "containerd://sim",
-        operatingSystem: "linux",
-        architecture: "amd64",
-        osImage: "k8s-runner simulated node",
-        kernelVersion: "",
-        machineID: "",
-        systemUUID: "",
-        bootID: "",
-        kubeProxyVersion: "",
-      },
-    },
-  };
-}
 const WORKSPACE_PORT = 8099;
 
 export interface KubeletOptions {
@@ -66,68 +27,6 @@ export interface KubeletOptions {
   /** Interval between ErrImagePull and ImagePullBackOff reports, and between crash restarts. */
   backoffMs: number;
   logLimitBytes: number;
-}
-
-type State =
-  | { waiting: { reason: string; message?: string } }
-  | { running: { startedAt: string } }
-  | { terminated: { exitCode: number; reason: string; message?: string; startedAt?: string; finishedAt: string; containerID?: string } };
-
-interface ContainerRecord {
-  name: string;
-  image: string;
-  init: boolean;
-  spec: KubeObject["spec"];
-  state: State;
-  lastState: State | Record<string, never>;
-  ready: boolean;
-  restartCount: number;
-  containerID?: string;
-  process?: ContainerProcess;
-  /** The instance before the last restart, for `logs --previous`. */
-  previous?: ContainerProcess;
-  servers: Closable[];
-  debug?: KernelDebugStream;
-}
-
-/**
- * Distinct addresses in 127.0.0.0/8 (all of it routes to loopback on Linux). Each cluster starts
- * at a random point of 127.10.0.1–127.249.255.254, so clusters in parallel test processes rarely
- * meet; when they do, the kubelet's port probe moves the pod to the next address.
- */
-class IpPool {
-  private static readonly SPAN = 240 * 65536;
-  private n = Math.floor(Math.random() * IpPool.SPAN);
-  next(): string {
-    const i = this.n++ % IpPool.SPAN;
-    const host = i % 65536;
-    const ip = `127.${10 + Math.floor(i / 65536)}.${host >> 8}.${host & 255}`;
-    // .0 and .255 in the last octet are legal on loopback but confuse people reading logs.
-    return (host & 255) === 0 || (host & 255) === 255 ? this.next() : ip;
-  }
-}
-
-/** True when every port can be bound on ip right now (nothing else holds it). */
-async function portsFree(ip: string, ports: number[]): Promise<boolean> {
-  for (const port of ports) {
-    const free = await new Promise<boolean>((resolve) => {
-      const srv = createServer();
-      srv.once("error", () => resolve(false));
-      srv.listen(port, ip, () => srv.close(() => resolve(true)));
-    });
-    if (!free) return false;
-  }
-  return true;
-}
-
-function containerId(): string {
-  return `containerd://${randomBytes(32).toString("hex")}`;
-}
-
-function imageId(image: string): string {
-  const name = image.split("@")[0]!.replace(/:[^/:]+$/, "");
-  const qualified = name.includes("/") ? (name.split("/")[0]!.includes(".") ? name : `docker.io/${name}`) : `docker.io/library/${name}`;
-  return `${qualified}@sha256:${createHash("sha256").update(image).digest("hex")}`;
 }
 
 /**
@@ -148,137 +47,6 @@ function envOf(spec: KubeObject["spec"]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of spec.env ?? []) if (typeof e.value === "string") env[e.name] = e.value;
   return env;
-}
-
-export class PodRuntime {
-  readonly records: ContainerRecord[];
-  readonly workspace = new WorkspaceTree();
-  readonly abort = new AbortController();
-  ip?: string;
-  startTime?: string;
-  phase = "Pending";
-  reason?: string;
-  message?: string;
-  terminating = false;
-  private deadlineTimer?: NodeJS.Timeout;
-  private conditionTimes = new Map<string, { status: string; time: string }>();
-
-  constructor(
-    readonly namespace: string,
-    readonly name: string,
-    readonly uid: string,
-    pod: KubeObject,
-  ) {
-    const spec = pod.spec ?? {};
-    const record = (c: KubeObject["spec"], init: boolean): ContainerRecord => ({
-      name: c.name,
-      image: c.image,
-      init,
-      spec: c,
-      state: { waiting: { reason: init || (spec.initContainers ?? []).length > 0 ? "PodInitializing" : "ContainerCreating" } },
-      lastState: {},
-      ready: false,
-      restartCount: 0,
-      servers: [],
-    });
-    this.records = [...(spec.initContainers ?? []).map((c: KubeObject["spec"]) => record(c, true)), ...(spec.containers ?? []).map((c: KubeObject["spec"]) => record(c, false))];
-  }
-
-  container(name: string): ContainerRecord | undefined {
-    return this.records.find((r) => r.name === name);
-  }
-
-  get inits(): ContainerRecord[] {
-    return this.records.filter((r) => r.init);
-  }
-
-  get mains(): ContainerRecord[] {
-    return this.records.filter((r) => !r.init);
-  }
-
-  private condition(type: string, ok: boolean, reason?: string, message?: string) {
-    const status = ok ? "True" : "False";
-    let t = this.conditionTimes.get(type);
-    if (!t || t.status !== status) {
-      t = { status, time: timestamp() };
-      this.conditionTimes.set(type, t);
-    }
-    const c: Record<string, unknown> = { type, status, lastProbeTime: null, lastTransitionTime: t.time };
-    if (!ok && reason) c.reason = reason;
-    if (!ok && message) c.message = message;
-    return c;
-  }
-
-  /** The full pod status as the kubelet would report it now. */
-  status(qosClass: string): Record<string, unknown> {
-    const terminal = this.phase === "Succeeded" || this.phase === "Failed";
-    const incompleteInits = this.inits.filter((r) => !("terminated" in r.state && r.state.terminated.exitCode === 0)).map((r) => r.name);
-    const unready = this.mains.filter((r) => !r.ready).map((r) => r.name);
-    const readyReason = terminal ? "PodCompleted" : "ContainersNotReady";
-    const readyMessage = terminal ? undefined : `containers with unready status: [${unready.join(" ")}]`;
-    const conditions = [
-      this.condition("PodReadyToStartContainers", this.ip !== undefined && !terminal),
-      this.condition("Initialized", incompleteInits.length === 0 || this.phase === "Succeeded", "ContainersNotInitialized", `containers with incomplete status: [${incompleteInits.join(" ")}]`),
-      this.condition("Ready", unready.length === 0, readyReason, readyMessage),
-      this.condition("ContainersReady", unready.length === 0, readyReason, readyMessage),
-      this.condition("PodScheduled", true),
-    ];
-    const statusOf = (r: ContainerRecord) => {
-      const s: Record<string, unknown> = {
-        name: r.name,
-        state: r.state,
-        lastState: r.lastState,
-        ready: r.ready,
-        restartCount: r.restartCount,
-        image: r.image,
-        imageID: r.containerID ? imageId(r.image) : "",
-        started: "running" in r.state,
-      };
-      if (r.containerID) s.containerID = r.containerID;
-      return s;
-    };
-    const status: Record<string, unknown> = {
-      phase: this.phase,
-      conditions,
-      hostIP: HOST_IP,
-      hostIPs: [{ ip: HOST_IP }],
-      qosClass,
-    };
-    if (this.ip) {
-      status.podIP = this.ip;
-      status.podIPs = [{ ip: this.ip }];
-    }
-    if (this.startTime) status.startTime = this.startTime;
-    if (this.inits.length > 0) status.initContainerStatuses = this.inits.map(statusOf);
-    status.containerStatuses = this.mains.map(statusOf);
-    if (this.reason) status.reason = this.reason;
-    if (this.message) status.message = this.message;
-    return status;
-  }
-
-  armDeadline(seconds: number | undefined, onExpiry: () => void): void {
-    clearTimeout(this.deadlineTimer);
-    if (!seconds || !this.startTime) return;
-    const due = Date.parse(this.startTime) + seconds * 1000;
-    this.deadlineTimer = setTimeout(onExpiry, Math.max(0, due - Date.now()));
-  }
-
-  async dispose(): Promise<void> {
-    this.abort.abort();
-    clearTimeout(this.deadlineTimer);
-    for (const r of this.records) {
-      r.process?.exit({ exitCode: 137, reason: "Error" });
-      await stopServers(r);
-    }
-  }
-}
-
-async function stopServers(r: ContainerRecord): Promise<void> {
-  const servers = r.servers;
-  r.servers = [];
-  const debug = r.debug;
-  r.debug = undefined;
-  await Promise.all([...servers.map((s) => s.close().catch(() => {})), debug?.close().catch(() => {})]);
 }
 
 export class Kubelet {
@@ -351,8 +119,9 @@ export class Kubelet {
     return p && p.metadata.uid === rt.uid ? p : undefined;
   }
 
+  /** A pause that ends early (rejecting) when the pod goes away. */
   private delay(rt: PodRuntime, ms: number): Promise<void> {
-    return ms <= 0 ? sleep(0, undefined, { signal: rt.abort.signal }) : sleep(ms, undefined, { signal: rt.abort.signal });
+    return sleep(Math.max(0, ms), undefined, { signal: rt.abort.signal });
   }
 
   private async run(rt: PodRuntime): Promise<void> {
@@ -487,6 +256,7 @@ export class Kubelet {
     const debugPort = behaviour["kernel-debug"] === "off" ? undefined : inspectPort(argv, env);
     const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
     const servesWorkspace = behaviour.workspace ?? (r.name === "workspace" && ports.some((p) => p.containerPort === WORKSPACE_PORT));
+    const workspacePort = ports.some((p) => p.containerPort === WORKSPACE_PORT) ? WORKSPACE_PORT : (ports[0]?.containerPort ?? WORKSPACE_PORT);
     const listens = behaviour.listen !== false && ports.length > 0;
     const proc = new ContainerProcess(
       {
@@ -504,13 +274,13 @@ export class Kubelet {
     const who = `${rt.name}/${r.name}`;
     if (!r.init) {
       try {
-        if (servesWorkspace) r.servers.push(await serveWorkspace(rt.workspace, ip, ports[0]?.containerPort ?? WORKSPACE_PORT));
+        if (servesWorkspace) r.servers.push(await serveWorkspace(rt.workspace, ip, workspacePort));
         if (debugPort !== undefined) {
           r.debug = new KernelDebugStream();
           await r.debug.listen(ip, debugPort);
         }
         if (listens) {
-          const taken = new Set([debugPort, servesWorkspace ? (ports[0]?.containerPort ?? WORKSPACE_PORT) : undefined]);
+          const taken = new Set([debugPort, servesWorkspace ? workspacePort : undefined]);
           for (const p of ports) {
             if (taken.has(p.containerPort)) continue;
             r.servers.push(await listenContainerPort(ip, p.containerPort, p.protocol ?? "TCP", who));

@@ -1,7 +1,8 @@
 // GET pods/<name>/log: the container's log with the kubelet's options (container, follow,
 // tailLines, sinceSeconds, sinceTime, timestamps, limitBytes, previous) and its refusals.
 import type { ServerResponse } from "node:http";
-import type { Kubelet, PodRuntime } from "./kubelet.ts";
+import type { Kubelet } from "./kubelet.ts";
+import type { PodRuntime } from "./pod-runtime.ts";
 import type { LogEntry } from "./logbuffer.ts";
 import type { KubeObject } from "./object.ts";
 import { badRequest, notFound } from "./status.ts";
