@@ -148,6 +148,8 @@ export class WatchSession {
   #apps: ResolvedApp[];
   #runtime: Runtime | undefined;
   #finished = false;
+  /** App-set changes run one after the other. */
+  #appChange: Promise<void> = Promise.resolve();
   /** Port changes republish one at a time, in the order the kernels declared them. */
   #republishing: Promise<void> = Promise.resolve();
   #resolveDone!: () => void;
@@ -643,7 +645,12 @@ export class WatchSession {
       writeStdin: (app, bytes) => this.#runtime?.attachments.get(app)?.writeStdin(bytes),
       resize: (app, cols, rows) => this.#runtime?.attachments.get(app)?.resize(cols, rows),
       reload: (app) => this.#reload(app),
-      setApps: (apps) => this.#setApps(apps),
+      setApps: (apps) => {
+        // One change at a time: a second one would find the pod of the first torn down.
+        const change = this.#appChange.then(() => this.#setApps(apps));
+        this.#appChange = change.catch(() => undefined);
+        return change;
+      },
       suspend: async () => {
         if (this.#finished) return;
         this.#finished = true;

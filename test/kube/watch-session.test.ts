@@ -134,6 +134,33 @@ describe("watch session pod watch", () => {
     await waitFor(() => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-bbbbbbbbbbbb-")) || undefined, "the pod to go");
   });
 
+  it("runs concurrent app-set changes one after the other, ending on the last set in one pod", async () => {
+    const reports = new Reports();
+    const workload = await new WatchSession(ctx, spec("cccccccccccc", {}), reports.callbacks(), { ttlSeconds: 600 }).start();
+    workloads.push(workload);
+    const only = (name: string): ResolvedApp[] => [{ name, entryRelativePath: "web/telo.yaml", ports: [], io: "tty" }];
+    await Promise.all([workload.setApps?.(only("first")), workload.setApps?.(only("second"))]);
+    const pods = ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-") && !pod.metadata.deletionTimestamp);
+    await waitFor(
+      () => ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-")).length === 1 || undefined,
+      "the replaced pods to go",
+    );
+    expect(pods.at(-1)?.spec?.containers?.map((container) => container.name)).toEqual(["workspace", "app-second"]);
+    expect(reports.of("status").map(([status]) => (status as { kind: string }).kind)).toEqual(["running", "running", "running"]);
+    expect((await workload.workspace?.tree())?.files.map((file) => file.path)).toEqual(["telo-workspace.yaml", "web/telo.yaml", "worker/telo.yaml"]);
+  });
+
+  it("suspends quietly: the pod goes, no status is reported, and the workload is done", async () => {
+    const reports = new Reports();
+    const workload = await new WatchSession(ctx, spec("dddddddddddd", {}), reports.callbacks(), { ttlSeconds: 600 }).start();
+    await workload.suspend?.();
+    await workload.done;
+    expect(workload.workspace).toBeUndefined();
+    expect(reports.of("status")).toEqual([[{ kind: "running", endpoints: [] }]]);
+    expect(reports.of("runEnded")).toEqual([]);
+    await waitFor(() => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-dddddddddddd-")) || undefined, "the pod to go");
+  });
+
   it("ensures one workspace-app ConfigMap however many sessions start at once", async () => {
     await Promise.all(Array.from({ length: 5 }, () => ensureWorkspaceConfigMap(ctx)));
     const names = (await ctx.api.core.listNamespacedConfigMap({ namespace: NAMESPACE })).items.map((item) => item.metadata?.name);
