@@ -8,7 +8,8 @@
  * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
  * The api and the supervisor run compiled, as the image runs them (bench/support/build.ts);
  * `--source` runs them through tsx instead, as the tests do (faster to iterate on, but the
- * memory figures then include the loader's ~100 MB).
+ * memory figures then include the loader's ~100 MB). `--only 4` (or `--only 1,5`) runs only
+ * those sections (1 includes the requests per start and stop, 3 the open watches).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, release, totalmem } from "node:os";
@@ -23,6 +24,9 @@ import { TERMINAL_FULL, TERMINAL_QUICK, runTerminalBench } from "./terminal.ts";
 
 const quick = process.argv.includes("--quick");
 const mode: EntryMode = process.argv.includes("--source") ? "source" : "compiled";
+const onlyAt = process.argv.indexOf("--only");
+const only = onlyAt >= 0 ? new Set((process.argv[onlyAt + 1] ?? "").split(",").map((n) => n.trim())) : undefined;
+const wanted = (...numbers: string[]) => only === undefined || numbers.some((n) => only.has(n));
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url));
 
 const rows: Row[] = [];
@@ -71,19 +75,25 @@ if (mode === "compiled") {
   progress(`compiled in ${(build.ms / 1000).toFixed(0)} s${build.typeErrors ? " (with type errors)" : ""}`);
 }
 
-await withRunner(async (runner) => {
-  await section("1 start overhead", () => runStartBench(runner, quick ? START_QUICK : START_FULL));
-  await section("4 terminal", () => runTerminalBench(runner, quick ? TERMINAL_QUICK : TERMINAL_FULL));
-  await section("5 SSE fan-out", () => runFanoutBench(runner, quick ? FANOUT_QUICK : FANOUT_FULL));
-});
+if (wanted("1", "2", "4", "5")) {
+  await withRunner(async (runner) => {
+    if (wanted("1", "2")) await section("1 start overhead", () => runStartBench(runner, quick ? START_QUICK : START_FULL));
+    if (wanted("4")) await section("4 terminal", () => runTerminalBench(runner, quick ? TERMINAL_QUICK : TERMINAL_FULL));
+    if (wanted("5")) await section("5 SSE fan-out", () => runFanoutBench(runner, quick ? FANOUT_QUICK : FANOUT_FULL));
+  });
+}
 // Memory starts from processes that have served nothing: a runner of its own.
-await withRunner(async (runner) => {
-  await section("3 memory", () => runScaleBench(runner, quick ? SCALE_QUICK : SCALE_FULL));
-});
+if (wanted("2", "3")) {
+  await withRunner(async (runner) => {
+    await section("3 memory", () => runScaleBench(runner, quick ? SCALE_QUICK : SCALE_FULL));
+  });
+}
 // bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
-await section("6 simulated cluster", async () =>
-  simRows(await runChildJson<Record<string, number | string>>("bench/support/sim-child.ts", quick ? ["--quick"] : [], ["--expose-gc"])),
-);
+if (wanted("6")) {
+  await section("6 simulated cluster", async () =>
+    simRows(await runChildJson<Record<string, number | string>>("bench/support/sim-child.ts", quick ? ["--quick"] : [], ["--expose-gc"])),
+  );
+}
 
 // Grouped by section number; within a section, rows keep the order they were measured in.
 const sectionNumber = (row: Row) => {
@@ -101,7 +111,7 @@ const machine = {
 };
 const date = new Date().toISOString();
 const durationSeconds = Math.round((performance.now() - began) / 1000);
-const header = `k8s-runner bench${quick ? " (quick)" : ""}${mode === "source" ? " (from source via tsx)" : ""} — ${date} — ${machine.cpus} CPU (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node} — ${durationSeconds} s`;
+const header = `k8s-runner bench${quick ? " (quick)" : ""}${only ? ` (only ${[...only].join(",")})` : ""}${mode === "source" ? " (from source via tsx)" : ""} — ${date} — ${machine.cpus} CPU (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node} — ${durationSeconds} s`;
 
 console.log(header);
 console.log(renderTable(rows));
@@ -109,7 +119,7 @@ const notes = renderNotes(rows);
 if (notes) console.log(`\n${notes}`);
 
 await mkdir(RESULTS, { recursive: true });
-const json = `${JSON.stringify({ date, quick, mode, machine, durationSeconds, rows, failures }, null, 2)}\n`;
+const json = `${JSON.stringify({ date, quick, mode, only: only ? [...only] : undefined, machine, durationSeconds, rows, failures }, null, 2)}\n`;
 await writeFile(`${RESULTS}${date.replace(/:/g, "-")}.json`, json);
 await writeFile(`${RESULTS}latest.json`, json);
 

@@ -23,7 +23,7 @@ export const TERMINAL_QUICK: TerminalOptions = { echoBatches: 2, echoPerBatch: 2
 
 const LINE_BYTES = 1024;
 /** Lines in flight: enough to keep both hops busy, far below the attach's 1 MiB stdin cap. */
-const WINDOW = 4;
+const WINDOW = 16;
 const KILL_LINE = Buffer.from([0x15]);
 
 type Side = { counter: ByteCounter; send(bytes: Uint8Array): void };
@@ -47,7 +47,7 @@ async function echoBatch(side: Side, count: number): Promise<number[]> {
 }
 
 /** Bytes per second of echoed output for `ms`, keeping WINDOW lines in flight. */
-async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: number; framesPerSecond: number }> {
+async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: number; framesPerSecond: number; frames: number }> {
   const line = Buffer.alloc(LINE_BYTES + 1, "a".charCodeAt(0));
   line[LINE_BYTES] = 0x0d;
   const perLine = 2 * LINE_BYTES + 4;
@@ -55,17 +55,32 @@ async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: num
   const startFrames = side.counter.frames;
   const start = performance.now();
   let sent = 0;
-  while (since(start) < ms) {
+  while (since(start) < ms && side.counter.total + WINDOW * perLine < OUTPUT_BUDGET_BYTES) {
     if (sent >= WINDOW) await side.counter.until(startBytes + (sent - WINDOW + 1) * perLine);
     side.send(line);
     sent += 1;
   }
   await side.counter.until(startBytes + sent * perLine);
   const seconds = since(start) / 1000;
-  return { bytesPerSecond: (side.counter.total - startBytes) / seconds, framesPerSecond: (side.counter.frames - startFrames) / seconds };
+  const frames = side.counter.frames - startFrames;
+  return { bytesPerSecond: (side.counter.total - startBytes) / seconds, framesPerSecond: frames / seconds, frames };
 }
 
-export async function runTerminalBench(runner: BenchRunner, options: TerminalOptions): Promise<Row[]> {
+/**
+ * The simulated kubelet keeps 2 MiB of log per container, and once full it drops the oldest
+ * chunk with Array#shift over a list holding one entry per echoed byte: every further chunk
+ * then costs milliseconds (measured: a direct attach fell from ~400 KiB/s to under 2 KiB/s).
+ * That is the simulator's cost, not the runner's, so no pod here is driven near its log limit:
+ * each throughput trial gets a fresh pair of pods and stops at this much output.
+ */
+const OUTPUT_BUDGET_BYTES = 1536 * 1024;
+
+type Pair = { runnerSide: Side; directSide: Side; close(): Promise<void> };
+
+let pairSerial = 0;
+
+/** A runner session with its terminal, and a copy of its pod created and attached directly. */
+async function openPair(runner: BenchRunner): Promise<Pair> {
   const { client, core, kubeConfig } = runner;
   const { sessionId } = await startSession(client);
   const template = await sessionPod(core, sessionId);
@@ -76,9 +91,8 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
   const reading = (async () => {
     for await (const frame of terminal.frames()) if (frame.kind === "bytes") runnerCounter.add(frame.payload.byteLength);
   })();
-  const runnerSide: Side = { counter: runnerCounter, send: (bytes) => terminal.socket.send(bytes) };
 
-  const directName = "bench-direct-terminal";
+  const directName = `bench-direct-terminal-${pairSerial++}`;
   const body = podCopy(template, directName);
   body.metadata!.labels = { ...DIRECT_LABEL };
   const created = await core.createNamespacedPod({ namespace: SESSION_NAMESPACE, body });
@@ -91,84 +105,101 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
     tty: true,
     onOutput: (bytes) => directCounter.add(bytes.byteLength),
   });
-  const directSide: Side = { counter: directCounter, send: (bytes) => attachment.writeStdin(bytes) };
+  return {
+    runnerSide: { counter: runnerCounter, send: (bytes) => terminal.socket.send(bytes) },
+    directSide: { counter: directCounter, send: (bytes) => attachment.writeStdin(bytes) },
+    async close() {
+      attachment.close();
+      terminal.close();
+      await reading.catch(() => undefined);
+      await stopSessions(client, core, [sessionId]);
+      await clearDirectPods(core);
+    },
+  };
+}
 
+export async function runTerminalBench(runner: BenchRunner, options: TerminalOptions): Promise<Row[]> {
+  // Round trips on one pair; warm-up of both paths first, discarded.
+  const echoRunner: number[] = [];
+  const echoDirect: number[] = [];
+  const echoPair = await openPair(runner);
   try {
-    // Warm-up of both paths, discarded; the throughput warm-up comes after the round trips so
-    // its garbage is not collected in the middle of them.
-    await echoBatch(runnerSide, 20);
-    await echoBatch(directSide, 20);
-
-    const echoRunner: number[] = [];
-    const echoDirect: number[] = [];
+    await echoBatch(echoPair.runnerSide, 20);
+    await echoBatch(echoPair.directSide, 20);
     for (let b = 0; b < options.echoBatches; b++) {
-      echoRunner.push(...(await echoBatch(runnerSide, options.echoPerBatch)));
-      echoDirect.push(...(await echoBatch(directSide, options.echoPerBatch)));
+      echoRunner.push(...(await echoBatch(echoPair.runnerSide, options.echoPerBatch)));
+      echoDirect.push(...(await echoBatch(echoPair.directSide, options.echoPerBatch)));
     }
-    await throughput(runnerSide, 200);
-    await throughput(directSide, 200);
-    const rateRunner: number[] = [];
-    const rateDirect: number[] = [];
-    const framesRunner: number[] = [];
-    const framesDirect: number[] = [];
-    // CPU the two processes spend per output chunk while the runner's trials run.
-    const cpuSpent = { api: 0, supervisor: 0, chunks: 0 };
-    for (let t = 0; t < options.trials; t++) {
+  } finally {
+    await echoPair.close();
+  }
+
+  // Throughput: a fresh pair per trial (see OUTPUT_BUDGET_BYTES), runner then baseline.
+  const rateRunner: number[] = [];
+  const rateDirect: number[] = [];
+  const framesRunner: number[] = [];
+  const framesDirect: number[] = [];
+  // CPU the two processes spend per output chunk while the runner's trials run.
+  const cpuSpent = { api: 0, supervisor: 0, chunks: 0 };
+  for (let t = 0; t < options.trials + 1; t++) {
+    const pair = await openPair(runner);
+    try {
+      // The first pair only warms both paths up.
+      if (t === 0) {
+        await throughput(pair.runnerSide, 200);
+        await throughput(pair.directSide, 200);
+        continue;
+      }
       const before = await cpuSnapshot(runner);
-      const chunksBefore = runnerCounter.frames;
-      const r = await throughput(runnerSide, options.trialMs);
+      const r = await throughput(pair.runnerSide, options.trialMs);
       const after = await cpuSnapshot(runner);
       cpuSpent.api += after.api - before.api;
       cpuSpent.supervisor += after.supervisor - before.supervisor;
-      cpuSpent.chunks += runnerCounter.frames - chunksBefore;
-      const d = await throughput(directSide, options.trialMs);
+      cpuSpent.chunks += r.frames;
+      const d = await throughput(pair.directSide, options.trialMs);
       rateRunner.push(r.bytesPerSecond / 1024);
       rateDirect.push(d.bytesPerSecond / 1024);
       framesRunner.push(r.framesPerSecond);
       framesDirect.push(d.framesPerSecond);
+    } finally {
+      await pair.close();
     }
-
-    const section = "4 terminal";
-    const er = summarize(echoRunner);
-    const ed = summarize(echoDirect);
-    const rr = summarize(rateRunner);
-    const rd = summarize(rateDirect);
-    const rateRatio = ratio(rr.median, rd.median);
-    const p99Gap = er.p99 - ed.p99;
-    return [
-      {
-        section,
-        metric: "output throughput (pod → WebSocket)",
-        value: rr,
-        baseline: rd,
-        unit: "KiB/s",
-        ratio: rateRatio,
-        compare: "p50",
-        target: "≥ 0.5× baseline",
-        verdict: rateRatio >= 0.5 ? "met" : "MISSED",
-      },
-      { section, metric: "  output chunks per second", value: summarize(framesRunner), baseline: summarize(framesDirect), unit: "chunks/s", ratio: ratio(summarize(framesRunner).median, summarize(framesDirect).median), compare: "p50" },
-      { section, metric: "  CPU per output chunk: api process", value: (cpuSpent.api * 1000) / cpuSpent.chunks, unit: "µs" },
-      { section, metric: "  CPU per output chunk: supervisor", value: (cpuSpent.supervisor * 1000) / cpuSpent.chunks, unit: "µs" },
-      { section, metric: "stdin → echo round trip (p50)", value: er, baseline: ed, unit: "ms", ratio: ratio(er.median, ed.median), compare: "p50" },
-      {
-        section,
-        metric: "stdin → echo round trip (p99)",
-        value: er,
-        baseline: ed,
-        unit: "ms",
-        ratio: ratio(er.p99, ed.p99),
-        compare: "p99",
-        target: "p99 ≤ baseline + 2 ms",
-        verdict: p99Gap <= 2 ? "met" : "MISSED",
-        note: `runner p99 − baseline p99 = ${p99Gap.toFixed(2)} ms`,
-      },
-    ];
-  } finally {
-    attachment.close();
-    terminal.close();
-    await reading.catch(() => undefined);
-    await stopSessions(client, core, [sessionId]);
-    await clearDirectPods(core);
   }
+
+  const section = "4 terminal";
+  const er = summarize(echoRunner);
+  const ed = summarize(echoDirect);
+  const rr = summarize(rateRunner);
+  const rd = summarize(rateDirect);
+  const rateRatio = ratio(rr.median, rd.median);
+  const p99Gap = er.p99 - ed.p99;
+  return [
+    {
+      section,
+      metric: "output throughput (pod → WebSocket)",
+      value: rr,
+      baseline: rd,
+      unit: "KiB/s",
+      ratio: rateRatio,
+      compare: "p50",
+      target: "≥ 0.5× baseline",
+      verdict: rateRatio >= 0.5 ? "met" : "MISSED",
+    },
+    { section, metric: "  output chunks per second", value: summarize(framesRunner), baseline: summarize(framesDirect), unit: "chunks/s", ratio: ratio(summarize(framesRunner).median, summarize(framesDirect).median), compare: "p50" },
+    { section, metric: "  CPU per output chunk: api process", value: (cpuSpent.api * 1000) / cpuSpent.chunks, unit: "µs" },
+    { section, metric: "  CPU per output chunk: supervisor", value: (cpuSpent.supervisor * 1000) / cpuSpent.chunks, unit: "µs" },
+    { section, metric: "stdin → echo round trip (p50)", value: er, baseline: ed, unit: "ms", ratio: ratio(er.median, ed.median), compare: "p50" },
+    {
+      section,
+      metric: "stdin → echo round trip (p99)",
+      value: er,
+      baseline: ed,
+      unit: "ms",
+      ratio: ratio(er.p99, ed.p99),
+      compare: "p99",
+      target: "p99 ≤ baseline + 2 ms",
+      verdict: p99Gap <= 2 ? "met" : "MISSED",
+      note: `runner p99 − baseline p99 = ${p99Gap.toFixed(2)} ms`,
+    },
+  ];
 }
