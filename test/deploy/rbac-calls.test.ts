@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
 import { eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 import { requestsNotAllowedBy, rulesForServiceAccount, rulesNotExercised, type ApiRequest } from "./rbac.ts";
-import { containerEnv, render, runnerDeployment } from "./render.ts";
+import { containerEnv, render, runnerDeployment, type K8sObject } from "./render.ts";
 import { sourceApiCalls } from "./source-calls.ts";
 
 const ROUTING_AND_BUILD = [
@@ -20,15 +20,22 @@ const ROUTING_AND_BUILD = [
   "SESSION_GATEWAY_SECTION_NAME",
   "RUNNER_IMAGE_REPOSITORY",
   "RUNNER_BUILD_NAMESPACE",
+  "RUNNER_WATCH_SESSIONS",
+  "RUNNER_APPS",
 ];
 
 /** The overlay's routing and build settings (the harness supplies ports, socket and kubeconfig). */
 function overlayEnv(overlay: string): Record<string, string> {
   const objects = render(`overlays/${overlay}`);
   const env = containerEnv(objects, runnerDeployment(objects).spec.template.spec.containers[0]!);
-  return Object.fromEntries(
-    ROUTING_AND_BUILD.flatMap((name) => (env.get(name)?.value !== undefined ? [[name, env.get(name)!.value!]] : [])),
-  );
+  const valueOf = (name: string): string | undefined => {
+    const variable = env.get(name);
+    const ref = variable?.valueFrom?.secretKeyRef;
+    if (!ref) return variable?.value;
+    const secret = objects.find((o) => o.kind === "Secret" && o.metadata.name === ref.name) as K8sObject & { data: Record<string, string> };
+    return Buffer.from(secret.data[ref.key]!, "base64").toString("utf8");
+  };
+  return Object.fromEntries(ROUTING_AND_BUILD.flatMap((name) => (valueOf(name) !== undefined ? [[name, valueOf(name)!]] : [])));
 }
 
 const rulesOf = (overlay: string) => rulesForServiceAccount(render(`overlays/${overlay}`), "telo-runner", "telo-k8s-runner");
@@ -62,7 +69,11 @@ const WATCH_SESSION_CONFIGMAPS = ["get", "list", "create", "delete"].map((verb) 
 const recordedByOverlay = new Map<string, ApiRequest[]>();
 
 /** One runner per overlay: boot, a run session with a port and its terminal, a stop, an exit, a probe, a restart. */
-function driveRunner(overlay: string, setup: (runner: KubeRunner) => Promise<void> = async () => {}) {
+function driveRunner(
+  overlay: string,
+  setup: (runner: KubeRunner) => Promise<void> = async () => {},
+  more: (runner: KubeRunner) => Promise<void> = async () => {},
+) {
   let runner: KubeRunner;
   beforeAll(async () => {
     runner = await startKubeRunner({ env: overlayEnv(overlay) });
@@ -86,6 +97,7 @@ function driveRunner(overlay: string, setup: (runner: KubeRunner) => Promise<voi
     const failing = await runner.client.createSession(kubeSessionBody({ output: "bad\n", "exit-code": 3, "run-ms": 100 }));
     await eventsUntil(runner.client, failing.sessionId);
     await runner.client.probe({ image: "telorun/node:latest-slim", pullPolicy: "missing" });
+    await more(runner);
     recordedByOverlay.set(overlay, runner.sim.recordedRequests());
   }, 120_000);
   afterAll(() => runner?.close());
@@ -118,6 +130,50 @@ describe("overlay gateway: every call the runner made is granted", () => {
     const recorded = recordedByOverlay.get("gateway")!;
     expect(recorded.some((r) => r.resource === "httproutes")).toBe(true);
     expect(requestsNotAllowedBy(rulesOf("gateway"), recorded)).toEqual([]);
+  });
+});
+
+describe("overlay example: every call of watch and predefined-app sessions is granted", () => {
+  const WEB = "web/telo.yaml";
+  const web = (ports: number[]) => ({
+    name: "web",
+    entryRelativePath: WEB,
+    ports: ports.map((port) => ({ port, protocol: "tcp" as const })),
+    io: "tty" as const,
+  });
+  driveRunner("example", undefined, async (runner) => {
+    // A watch session (workspace ConfigMap, watch pod, Service and Ingress), whose app set gains
+    // a port (Service and Ingress replaced) and then loses every port (Ingress deleted).
+    const { sessionId } = await runner.client.createSession({
+      mode: "watch",
+      apps: [web([3000])],
+      bundle: { entryRelativePath: WEB, files: [{ relativePath: WEB, contents: "kind: Telo.Application\n" }] },
+      env: {},
+      config: { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate: { listen: true } },
+    });
+    // every app-set change brings the session to `running` again
+    const untilRunning = (count: number) => {
+      let seen = 0;
+      return eventsUntil(runner.client, sessionId, (event) => isStatus("running")(event) && ++seen >= count);
+    };
+    await untilRunning(1);
+    await runner.client.setApps(sessionId, { apps: [web([3000, 3001])] });
+    await untilRunning(2);
+    await runner.client.setApps(sessionId, { apps: [web([])] });
+    await untilRunning(3);
+    await runner.client.deleteSession(sessionId);
+    await eventsUntil(runner.client, sessionId);
+
+    // A predefined app from the catalog Secret.
+    const app = await runner.client.createAppSession("hello");
+    await eventsUntil(runner.client, app.sessionId, isStatus("running"));
+    await runner.client.deleteSession(app.sessionId);
+    await eventsUntil(runner.client, app.sessionId);
+  });
+  it("is allowed by the overlay's RBAC", () => {
+    const recorded = recordedByOverlay.get("example")!;
+    expect(recorded.some((r) => r.resource === "configmaps" && r.verb === "create")).toBe(true);
+    expect(requestsNotAllowedBy(rulesOf("example"), recorded)).toEqual([]);
   });
 });
 
