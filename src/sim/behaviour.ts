@@ -7,6 +7,20 @@ import type { KubeObject } from "./object.ts";
 export const ANNOTATION_PREFIX = "sim.k8s-runner.dev/";
 
 const int = (min: number, max: number) => v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/, "must be an integer"), v.transform(Number), v.integer(), v.minValue(min), v.maxValue(max));
+/** `8080/tcp,9000/udp` (protocol defaults to tcp); empty means no ports. */
+const portList = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^(\d{1,5}(\/(tcp|udp))?(\s*,\s*\d{1,5}(\/(tcp|udp))?)*)?$/, "must be a list like 8080/tcp,9000/udp"),
+  v.transform((s) =>
+    s === ""
+      ? []
+      : s.split(",").map((item) => {
+          const [port, protocol] = item.trim().split("/");
+          return { port: Number(port), protocol: protocol === "udp" ? ("udp" as const) : ("tcp" as const) };
+        }),
+  ),
+);
 const bool = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(["true", "false"]), v.transform((s) => s === "true"));
 
 /** One schema per annotation key; README documents each. */
@@ -25,6 +39,7 @@ export const AnnotationSchemas = {
   workspace: bool,
   "report-resize": bool,
   "termination-message": v.string(),
+  "kernel-ports": portList,
 } as const;
 
 type Key = keyof typeof AnnotationSchemas;

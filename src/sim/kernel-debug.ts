@@ -1,7 +1,9 @@
 // The Telo kernel's inspect server as the runner's debug relay sees it: `GET /events` is a
 // text/event-stream of JSON frames with `id:` lines; `last-event-id` resumes after that id.
 import type { ServerResponse } from "node:http";
+import type { ContainerProcess } from "./container.ts";
 import { listenHttp, type Closable } from "./listeners.ts";
+import type { WorkspaceTree } from "./workspace.ts";
 
 export interface DebugFrame {
   kind: "event";
@@ -70,4 +72,49 @@ export function inspectPort(argv: string[], env: Record<string, string>): number
   addr = addr.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => env[name] ?? "");
   const port = Number(addr.slice(addr.lastIndexOf(":") + 1));
   return Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+}
+
+export interface KernelScript {
+  /** The ports `Kernel.PortsResolved` reports. */
+  ports: { port: number; protocol: "tcp" | "udp" }[];
+  /** The load fails: `Kernel.RunFailed` instead of PortsResolved/Started. */
+  runFails: boolean;
+}
+
+/**
+ * The lifecycle frames of a Telo kernel in a container: it boots once its entry exists (when the
+ * command waits for `$TELO_ENTRY`), and under `--watch` every workspace write reloads it
+ * (`Kernel.Stopped`, then a new boot). `script()` is read at every boot, so a test can change
+ * what the next reload reports by updating the pod's annotations.
+ */
+export function driveKernel(debug: KernelDebugStream, workspace: WorkspaceTree, proc: ContainerProcess, argv: string[], env: Record<string, string>, script: () => KernelScript): void {
+  const watchMode = argv.some((a) => /(^|\s)--watch(\s|$)/.test(a));
+  const entry = argv.join(" ").includes("TELO_ENTRY") ? env.TELO_ENTRY?.replace(/^\/workspace\//, "") : undefined;
+  let booted = false;
+  const boot = () => {
+    booted = true;
+    const { ports, runFails } = script();
+    debug.emit("Kernel.Starting", {});
+    if (runFails) {
+      debug.emit("Kernel.RunFailed", { code: "SIM_RUN_FAILED", message: "simulated run failure" });
+      return;
+    }
+    debug.emit("Kernel.PortsResolved", { ports });
+    debug.emit("Kernel.Started", {});
+  };
+  const onChange = () => {
+    if (!booted) {
+      if (entry === undefined || workspace.has(entry)) boot();
+      return;
+    }
+    if (!watchMode) return;
+    debug.emit("Kernel.Stopped", { exitCode: 0 });
+    boot();
+  };
+  workspace.on("change", onChange);
+  proc.once("exit", (exit) => {
+    workspace.off("change", onChange);
+    if (booted) debug.emit("Kernel.Stopped", { exitCode: exit.exitCode });
+  });
+  if (entry === undefined || workspace.has(entry)) boot();
 }

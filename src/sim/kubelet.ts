@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { behaviourFor, imageFailsToPull } from "./behaviour.ts";
 import { ContainerProcess, type ExitStatus } from "./container.ts";
 import type { EventRecorder, Involved } from "./events.ts";
-import { inspectPort, KernelDebugStream } from "./kernel-debug.ts";
+import { driveKernel, inspectPort, KernelDebugStream } from "./kernel-debug.ts";
 import { listenContainerPort, type Closable } from "./listeners.ts";
 import { type KubeObject, timestamp } from "./object.ts";
 import { lookupType } from "./resources.ts";
@@ -305,7 +305,14 @@ export class Kubelet {
     this.event(rt, "Normal", "Started", `Started container ${r.name}`, r);
     const exited = new Promise<ExitStatus>((resolve) => proc.once("exit", resolve));
     proc.start();
-    if (r.debug) this.driveKernel(rt, r, proc, argv, env, ports, behaviour["kernel-debug"] === "run-failed");
+    if (r.debug) {
+      const declared = ports.map((p) => ({ port: p.containerPort, protocol: p.protocol === "UDP" ? ("udp" as const) : ("tcp" as const) }));
+      driveKernel(r.debug, rt.workspace, proc, argv, env, () => {
+        // Annotations are read at every boot: a test may change them before touching the entry.
+        const now = behaviourFor(this.pod(rt) ?? pod, r.name);
+        return { ports: now["kernel-ports"] ?? declared, runFails: now["kernel-debug"] === "run-failed" };
+      });
+    }
     const exit = await exited;
     await stopServers(r);
     r.ready = false;
@@ -321,40 +328,6 @@ export class Kubelet {
     r.state = { terminated };
     if (r.init) this.sync(rt);
     return exit;
-  }
-
-  /** Lifecycle frames of a Telo kernel: boot once the entry exists, reload on workspace writes under --watch. */
-  private driveKernel(rt: PodRuntime, r: ContainerRecord, proc: ContainerProcess, argv: string[], env: Record<string, string>, ports: { containerPort: number; protocol?: string }[], runFails: boolean): void {
-    const debug = r.debug!;
-    const declared = ports.map((p) => ({ port: p.containerPort, protocol: p.protocol === "UDP" ? "udp" : "tcp" }));
-    const watchMode = argv.some((a) => /(^|\s)--watch(\s|$)/.test(a));
-    const entry = argv.join(" ").includes("TELO_ENTRY") ? env.TELO_ENTRY?.replace(/^\/workspace\//, "") : undefined;
-    let booted = false;
-    const boot = () => {
-      booted = true;
-      debug.emit("Kernel.Starting", {});
-      if (runFails) {
-        debug.emit("Kernel.RunFailed", { code: "SIM_RUN_FAILED", message: "simulated run failure" });
-        return;
-      }
-      debug.emit("Kernel.PortsResolved", { ports: declared });
-      debug.emit("Kernel.Started", {});
-    };
-    const onChange = () => {
-      if (!booted) {
-        if (entry === undefined || rt.workspace.has(entry)) boot();
-        return;
-      }
-      if (!watchMode) return;
-      debug.emit("Kernel.Stopped", { exitCode: 0 });
-      boot();
-    };
-    rt.workspace.on("change", onChange);
-    proc.once("exit", (exit) => {
-      rt.workspace.off("change", onChange);
-      if (booted) debug.emit("Kernel.Stopped", { exitCode: exit.exitCode });
-    });
-    if (entry === undefined || rt.workspace.has(entry)) boot();
   }
 
   private deadlineExceeded(rt: PodRuntime): void {

@@ -1,5 +1,6 @@
 // Container behaviours the runner relies on: the Telo kernel debug stream on the inspect port
 // (with last-event-id resumption and --watch reloads) and the workspace container's HTTP surface.
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { freshNamespace, useCluster, waitFor } from "./helpers.ts";
 
@@ -140,6 +141,16 @@ describe("container behaviours", () => {
     await fetch(ws, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ write: [{ path: "web/telo.yaml", content: file.content, encoding: "base64" }] }) });
     const frames = await framesP;
     expect(frames.slice(0, 6).map((f) => f.event)).toEqual(["Kernel.Starting", "Kernel.PortsResolved", "Kernel.Started", "Kernel.Stopped", "Kernel.Starting", "Kernel.PortsResolved"]);
+
+    // What the next reload reports follows the pod's annotations at that moment.
+    const more = readFrames(`http://${ip}:9230/events`, (f) => f.some((x) => x.event === "Kernel.PortsResolved" && (x.payload?.ports as unknown[]).length === 2), frames[frames.length - 1]!.id);
+    await c.core.patchNamespacedPod(
+      { name: "watch", namespace: ns, body: [{ op: "add", path: "/metadata/annotations", value: { "sim.k8s-runner.dev/kernel-ports.app-web": "3000/tcp,5353/udp" } }] },
+      setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
+    );
+    await fetch(ws, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ write: [{ path: "web/telo.yaml", content: "kind: Telo.Application # v2\n" }] }) });
+    const reloaded = (await more).find((f) => f.event === "Kernel.PortsResolved" && (f.payload?.ports as unknown[]).length === 2);
+    expect(reloaded?.payload).toEqual({ ports: [{ port: 3000, protocol: "tcp" }, { port: 5353, protocol: "udp" }] });
 
     const missing = await fetch(`${ws}/file?path=nope.yaml`);
     expect(missing.status).toBe(500);

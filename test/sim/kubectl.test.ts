@@ -173,13 +173,20 @@ describe("kubectl imperative commands (protobuf bodies)", () => {
 
 describe("npm run sim", () => {
   it("starts standalone and prints its kubeconfig path", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/sim/main.ts"], { cwd: join(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "src/sim/main.ts"], {
+      cwd: join(import.meta.dirname, "../.."),
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, SIM_NAMESPACES: "telo-sessions, other" },
+    });
     let out = "";
     child.stdout.on("data", (d) => (out += String(d)));
     try {
       const path = await waitFor("kubeconfig line", () => /kubeconfig: (\S+)/.exec(out)?.[1], 30_000);
       const { readFile } = await import("node:fs/promises");
       expect(await readFile(path, "utf8")).toContain("current-context: k8s-runner-sim");
+      const url = /listening on (\S+)/.exec(out)![1]!;
+      const ns = (await (await fetch(`${url}/api/v1/namespaces/telo-sessions`)).json()) as { status: { phase: string } };
+      expect(ns.status.phase).toBe("Active");
     } finally {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
