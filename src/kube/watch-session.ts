@@ -35,25 +35,15 @@ import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 import { type PodWorkspaceClient, workspaceClient } from "./workspace-client.ts";
 import { restoreChangeSet, seedChangeSet, touchChangeSet } from "./workspace-seed.ts";
 
-export type WatchTimings = {
-  /** The pod must run with an IP by then (§4.3 step 2: 180 s). */
-  podStartDeadlineMs: number;
-  /** Then the workspace surface must answer (§4.3 step 3: 120 s). */
-  workspaceReadyDeadlineMs: number;
-  /** Pause between two probes of the workspace surface. */
-  workspacePollMs: number;
-};
-
-export const DEFAULT_WATCH_TIMINGS: WatchTimings = {
-  podStartDeadlineMs: 180_000,
-  workspaceReadyDeadlineMs: 120_000,
-  workspacePollMs: 500,
-};
+/** §4.3 step 2: the pod must run with an IP by then. */
+const POD_START_DEADLINE_MS = 180_000;
+/** §4.3 step 3: then the workspace surface must answer, probed every half second. */
+const WORKSPACE_READY_DEADLINE_MS = 120_000;
+const WORKSPACE_POLL_MS = 500;
 
 export type WatchSessionOptions = {
   /** RUNNER_WATCH_MAX_TTL_SECONDS: the pod's activeDeadlineSeconds. */
   ttlSeconds: number;
-  timings?: WatchTimings;
 };
 
 const CALL_DEADLINE_MS = 30_000;
@@ -144,7 +134,6 @@ export class WatchSession {
   readonly #spec: StartSpec;
   readonly #callbacks: BackendCallbacks;
   readonly #ttlSeconds: number;
-  readonly #timings: WatchTimings;
   #apps: ResolvedApp[];
   #runtime: Runtime | undefined;
   #finished = false;
@@ -160,7 +149,6 @@ export class WatchSession {
     this.#spec = spec;
     this.#callbacks = callbacks;
     this.#ttlSeconds = options.ttlSeconds;
-    this.#timings = options.timings ?? DEFAULT_WATCH_TIMINGS;
     this.#apps = spec.apps.map((app) => ({ ...app, ports: [...app.ports] }));
   }
 
@@ -314,7 +302,7 @@ export class WatchSession {
       rejectRunning(error);
     };
     const unsubscribe = this.#ctx.watcher.subscribe(podName, onPod);
-    const deadline = setTimeout(() => fail(new BringUpFailure("pod did not reach Running within the start deadline")), this.#timings.podStartDeadlineMs);
+    const deadline = setTimeout(() => fail(new BringUpFailure("pod did not reach Running within the start deadline")), POD_START_DEADLINE_MS);
     deadline.unref();
     const onAbort = () => fail(attempt.signal.reason as Error);
     attempt.signal.addEventListener("abort", onAbort, { once: true });
@@ -336,7 +324,7 @@ export class WatchSession {
   /** §4.3 step 3: `GET /workspace` every poll interval until it answers or the deadline passes. */
   async #waitForWorkspace(workspace: PodWorkspaceClient, signal: AbortSignal): Promise<void> {
     this.#callbacks.onProgress("boot", "Starting workspace");
-    const deadline = performance.now() + this.#timings.workspaceReadyDeadlineMs;
+    const deadline = performance.now() + WORKSPACE_READY_DEADLINE_MS;
     let lastError = "no response";
     for (;;) {
       if (signal.aborted) throw signal.reason;
@@ -348,7 +336,7 @@ export class WatchSession {
       }
       if (signal.aborted) throw signal.reason;
       if (performance.now() >= deadline) throw new SessionStartError("start", `workspace container did not become ready: ${lastError}`);
-      await sleep(this.#timings.workspacePollMs, undefined, { signal }).catch(() => undefined);
+      await sleep(WORKSPACE_POLL_MS, undefined, { signal }).catch(() => undefined);
     }
   }
 

@@ -21,7 +21,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** The workspace app answers a failing route with 500 `{error: message}`. */
 const ErrorBodySchema = v.object({ error: v.string() });
 
-export class WorkspaceRequestError extends Error {
+class WorkspaceRequestError extends Error {
   override name = "WorkspaceRequestError";
 }
 

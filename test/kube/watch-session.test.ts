@@ -114,6 +114,8 @@ describe("watch session pod watch", () => {
     await workload.workspace?.apply({ write: [{ path: "more.txt", content: "x" }] });
     await waitFor(async () => (await workload.workspace?.tree())?.files.some((file) => file.path === "more.txt") || undefined, "the write");
     expect(reports.of("runEnded")).toEqual([["worker", { reason: "application container Error (exit code 3)" }]]);
+    // The workspace app's 500 `{error}` becomes the error's message, for the core to pass on.
+    await expect(workload.workspace?.file("missing.txt")).rejects.toThrow(/ENOENT/);
     expect(reports.of("status")).toEqual([[{ kind: "running", endpoints: [] }]]);
     await workload.stop();
     expect(reports.of("status").at(-1)).toEqual([{ kind: "stopped" }]);
