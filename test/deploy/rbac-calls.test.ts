@@ -54,18 +54,6 @@ const DELIBERATELY_DENIED: ApiRequest[] = [{ verb: "get", apiGroup: "", resource
  */
 const GRANTED_FOR_CLIENTS = [{ namespace: "telo-sessions", apiGroup: "", resource: "pods/attach", verb: "create" }];
 
-/**
- * Grants the spec requires for watch sessions (the workspace-app ConfigMap, kubernetes.md §4.1,
- * and its boot sweep, §8.2) that may be granted before their code lands; once the code makes
- * these calls they count as used like any other.
- */
-const WATCH_SESSION_CONFIGMAPS = ["get", "list", "create", "delete"].map((verb) => ({
-  namespace: "telo-sessions",
-  apiGroup: "",
-  resource: "configmaps",
-  verb,
-}));
-
 const recordedByOverlay = new Map<string, ApiRequest[]>();
 
 /** One runner per overlay: boot, a run session with a port and its terminal, a stop, an exit, a probe, a restart. */
@@ -187,9 +175,7 @@ describe("the runner's RBAC grants nothing the runner does not use", () => {
       (grant) =>
         !source.some((call) => call.verb === grant.verb && call.apiGroup === grant.apiGroup && call.resource === grant.resource),
     );
-    const ahead = (grant: (typeof unused)[number]) =>
-      WATCH_SESSION_CONFIGMAPS.some((g) => g.verb === grant.verb && g.resource === grant.resource && g.namespace === grant.namespace);
-    expect(unused.filter((grant) => !ahead(grant))).toEqual(GRANTED_FOR_CLIENTS);
+    expect(unused).toEqual(GRANTED_FOR_CLIENTS);
   });
 
   it("every call the source can make is granted, except the documented Secret read", () => {
