@@ -54,7 +54,7 @@ export async function runScaleBench(runner: BenchRunner, options: ScaleOptions):
       const more = level - live.length;
       live.push(...(await inBatches(Array.from({ length: more }), options.width, () => openLive(runner))));
       const open = runner.sim.counters().openWatches;
-      rows.push({ section: watches, metric: `open watches, ${level} live sessions`, value: open, unit: "watches", target: "1", verdict: open === 1 ? "met" : "MISSED" });
+      rows.push({ section: watches, metric: `open watches, ${level} live session${level === 1 ? "" : "s"}`, value: open, unit: "watches", target: "1", verdict: open === 1 ? "met" : "MISSED" });
       if (level < 100 && level !== options.levels.at(-1)) continue;
       const now = await memory(runner);
       const total = now.api + now.supervisor;

@@ -76,8 +76,8 @@ export async function runStartBench(runner: BenchRunner, options: StartOptions):
       baseline: conD,
       ratio: conRatio,
       compare: "p99",
-      target: "≤ 1.5× p99 (50 at once)",
-      verdict: conRatio <= 1.5 ? "met" : "MISSED",
+      // The target is stated for 50 at once; a quick run's smaller burst is not judged.
+      ...(options.concurrent >= 50 && { target: "≤ 1.5× p99 (50 at once)", verdict: conRatio <= 1.5 ? "met" : "MISSED" }),
     },
   );
 
