@@ -1,9 +1,11 @@
 /**
- * The watch session's pod watch (kubernetes.md §4.8) and ConfigMap ensure (§4.1), driven
- * in-process against the simulated cluster so the backend's reports can be read as the core
- * receives them: an app container's end is reported once per container per pod, a pod that
- * reaches its deadline fails the session, and concurrent starts share one ConfigMap.
+ * A watch session driven in-process against the simulated cluster, so the backend's reports
+ * can be read as the core receives them: an app container's end is reported once per container
+ * per pod (§4.8), a pod that reaches its deadline fails the session, app-set changes queue,
+ * suspend is quiet, a kernel's declared ports are accepted, rejected or dropped (§4.6), and
+ * concurrent starts share one ConfigMap (§4.1).
  */
+import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadKubeConfig } from "../../src/config/kube.ts";
 import type { ResolvedApp } from "../../src/contract/wire.ts";
@@ -163,9 +165,67 @@ describe("watch session pod watch", () => {
     await waitFor(() => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-dddddddddddd-")) || undefined, "the pod to go");
   });
 
+  it("accepts, rejects and drops ports a reloaded kernel declares, and watches the new ones", async () => {
+    const reports = new Reports();
+    const helper = { name: "helper", image: "acme/agent:1", env: {}, pullPolicy: "missing" as const, port: 7000 };
+    const session = spec("eeeeeeeeeeee", { "kernel-debug.app-web": "off" });
+    const withPort: StartSpec = { ...session, apps: [{ ...APPS[0]!, ports: [{ port: 3000, protocol: "tcp" }] }, APPS[1]!], agent: helper };
+    const workload = await new WatchSession(ctx, withPort, reports.callbacks(), { ttlSeconds: 600 }).start();
+    workloads.push(workload);
+    const podIp = ctx.watcher.pods().find((pod) => pod.metadata?.name?.startsWith("telo-watch-eeeeeeeeeeee-"))?.status?.podIP;
+    // web's kernel inspector is switched off in the simulator; this one stands in at its address
+    // (9230, app index 0), where the session's relay keeps knocking.
+    const inspector = await kernelInspector(podIp!, 9230, [
+      { event: "Kernel.PortsResolved", payload: { ports: [{ port: 3000 }, { port: 3001 }, { port: 7000 }] } },
+      { event: "Kernel.PortsResolved", payload: { ports: [{ port: 3001 }] } },
+    ]);
+    try {
+      await waitFor(() => reports.of("endpoints").length === 2 || undefined, "both port changes to be reported");
+    } finally {
+      await inspector.close();
+    }
+    expect(reports.of("endpoints")).toEqual([
+      [
+        "web",
+        {
+          added: [{ host: "", port: 3001, protocol: "tcp" }],
+          rejected: [{ port: 7000, reason: "this session's co-resident agent 'helper' listens on tcp port 7000" }],
+        },
+      ],
+      ["web", { removed: [{ host: "", port: 3000, protocol: "tcp" }] }],
+    ]);
+    expect(reports.of("reachability")).toContainEqual(["web", 3001, "checking"]);
+    expect(reports.of("status")).toEqual([
+      [{ kind: "running", endpoints: [{ host: "", port: 3000, protocol: "tcp" }], agent: { host: "", port: 7000, protocol: "tcp" } }],
+    ]);
+  });
+
   it("ensures one workspace-app ConfigMap however many sessions start at once", async () => {
     await Promise.all(Array.from({ length: 5 }, () => ensureWorkspaceConfigMap(ctx)));
     const names = (await ctx.api.core.listNamespacedConfigMap({ namespace: NAMESPACE })).items.map((item) => item.metadata?.name);
     expect(names.filter((name) => name?.startsWith("telo-workspace-app-"))).toHaveLength(1);
   });
 });
+
+/** A kernel inspector's event stream (`GET /events`) that sends `frames` to every client. */
+async function kernelInspector(host: string, port: number, frames: Array<{ event: string; payload: unknown }>): Promise<{ close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    if (request.url !== "/events") {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    frames.forEach((frame, index) => response.write(`id: ${index + 1}\ndata: ${JSON.stringify({ kind: "event", ...frame })}\n\n`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, resolve);
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
