@@ -20,7 +20,8 @@ export interface Involved {
 }
 
 export class EventRecorder {
-  private readonly seen = new Map<string, string>();
+  /** involved uid → (fieldPath, reason, message) → event name, for counting repeats. */
+  private readonly seen = new Map<string, Map<string, string>>();
   private readonly expiry: { at: number; namespace: string; name: string }[] = [];
 
   constructor(
@@ -31,11 +32,14 @@ export class EventRecorder {
   record(involved: Involved, type: "Normal" | "Warning", reason: string, message: string, component: string): void {
     if (!this.enabled) return;
     this.expire();
-    // A namespace being drained takes no new content, events included.
-    if (this.store.get(NAMESPACE, undefined, involved.namespace)?.metadata.deletionTimestamp !== undefined) return;
+    // A namespace being drained (or gone) takes no new content, events included.
+    const ns = this.store.get(NAMESPACE, undefined, involved.namespace);
+    if (!ns || ns.metadata.deletionTimestamp) return;
     const now = timestamp();
-    const key = `${involved.uid}\0${involved.fieldPath ?? ""}\0${reason}\0${message}`;
-    const existing = this.seen.get(key);
+    const key = `${involved.fieldPath ?? ""}\0${reason}\0${message}`;
+    let mine = this.seen.get(involved.uid);
+    if (!mine) this.seen.set(involved.uid, (mine = new Map()));
+    const existing = mine.get(key);
     if (existing && this.store.mutate(EVENT, involved.namespace, existing, (d) => {
       d.count = (d.count ?? 1) + 1;
       d.lastTimestamp = now;
@@ -59,7 +63,7 @@ export class EventRecorder {
       reportingInstance: component === "kubelet" ? "sim-node" : "",
     };
     this.store.write(EVENT, ev, "ADDED");
-    this.seen.set(key, name);
+    mine.set(key, name);
     this.expiry.push({ at: Date.now() + EVENT_TTL_MS, namespace: involved.namespace, name });
   }
 
@@ -72,6 +76,6 @@ export class EventRecorder {
 
   /** Forget correlation state of an object that is gone. */
   forget(uid: string): void {
-    for (const k of this.seen.keys()) if (k.startsWith(`${uid}\0`)) this.seen.delete(k);
+    this.seen.delete(uid);
   }
 }
