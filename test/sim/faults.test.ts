@@ -27,11 +27,14 @@ describe("faults and counters", () => {
     expect((await statusOf(c.core.readNamespacedConfigMap({ name: "x", namespace: ns }))).code).toBe(429);
   });
 
-  it("adds latency to matching requests without failing them", async () => {
+  it("adds latency to matching requests only, without failing them", async () => {
     const ns = await freshNamespace(c);
-    c.cluster.faults.addLatency({ verb: "list", resource: "configmaps", ms: 50 });
-    const list = await c.core.listNamespacedConfigMap({ namespace: ns });
-    expect(list.items).toEqual([]);
+    c.cluster.faults.addLatency({ verb: "list", resource: "configmaps", ms: 3000 });
+    const order: string[] = [];
+    const slow = c.core.listNamespacedConfigMap({ namespace: ns }).then((l) => order.push(`list ${l.items.length}`));
+    const fast = c.core.readNamespace({ name: ns }).then(() => order.push("get"));
+    await Promise.all([slow, fast]);
+    expect(order).toEqual(["get", "list 0"]);
     c.cluster.faults.clear();
   });
 
