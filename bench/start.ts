@@ -17,7 +17,6 @@ export type StartOptions = { sequential: number; concurrent: number; rounds: num
 export const START_FULL: StartOptions = { sequential: 100, concurrent: 50, rounds: 4, costSamples: 20 };
 export const START_QUICK: StartOptions = { sequential: 10, concurrent: 10, rounds: 1, costSamples: 3 };
 
-
 let directSerial = 0;
 const directName = () => `bench-direct-${(directSerial++).toString(36)}`;
 
@@ -33,7 +32,8 @@ export async function runStartBench(runner: BenchRunner, options: StartOptions):
   await stopSessions(client, core, warm);
   await clearDirectPods(core);
 
-  // One at a time: runner and baseline alternate, so a noisy moment hits both.
+  // One at a time: runner and baseline alternate, so a noisy moment hits both. Both sides'
+  // sessions and pods stay up until the end, so each sample sees the same population.
   const seqRunner: number[] = [];
   const seqDirect: number[] = [];
   const seqIds: string[] = [];

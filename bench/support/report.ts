@@ -71,7 +71,7 @@ export function renderTable(rows: Row[]): string {
   return out.join("\n");
 }
 
-/** Notes of the rows that carry one, numbered for the table's reader. */
+/** The notes of the rows that carry one, as a list under the table. */
 export function renderNotes(rows: Row[]): string {
   return rows
     .filter((row) => row.note)
