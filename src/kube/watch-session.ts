@@ -329,7 +329,7 @@ export class WatchSession {
     for (;;) {
       if (signal.aborted) throw signal.reason;
       try {
-        await workspace.tree();
+        await workspace.tree(signal);
         return;
       } catch (error) {
         lastError = error instanceof Error ? error.message : String(error);
@@ -342,7 +342,7 @@ export class WatchSession {
 
   async #write(workspace: PodWorkspaceClient, changes: WorkspaceChangeSet, signal: AbortSignal, what: string): Promise<void> {
     try {
-      await workspace.apply(changes);
+      await workspace.apply(changes, signal);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       throw new SessionStartError("start", `${what} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -6,8 +6,10 @@
 import { request } from "undici";
 import * as v from "valibot";
 import {
+  type WorkspaceApplyResult,
   type WorkspaceChangeSet,
   type WorkspaceFile,
+  type WorkspaceTree,
   WorkspaceApplyResultSchema,
   WorkspaceFileSchema,
   WorkspaceSnapshotSchema,
@@ -25,20 +27,32 @@ class WorkspaceRequestError extends Error {
   override name = "WorkspaceRequestError";
 }
 
-/** The core's WorkspaceClient, plus the base64 read a reload needs to write an entry back unchanged (§4.4). */
+/**
+ * The core's WorkspaceClient, plus what the bring-up and reload need: a signal to give up a
+ * probe or a seed at once when the session is stopped, and the base64 read that lets a reload
+ * write an entry back unchanged (§4.4).
+ */
 export type PodWorkspaceClient = WorkspaceClient & {
+  tree(signal?: AbortSignal): Promise<WorkspaceTree>;
+  apply(changes: WorkspaceChangeSet, signal?: AbortSignal): Promise<WorkspaceApplyResult>;
   fileBase64(path: string): Promise<WorkspaceFile>;
 };
 
 export function workspaceClient(podIp: string): PodWorkspaceClient {
   const base = `http://${podIp}:${WORKSPACE_PORT}`;
 
-  async function call<T extends v.GenericSchema>(schema: T, path: string, body?: unknown): Promise<v.InferOutput<T>> {
+  async function call<T extends v.GenericSchema>(
+    schema: T,
+    path: string,
+    options: { body?: unknown; signal?: AbortSignal | undefined } = {},
+  ): Promise<v.InferOutput<T>> {
+    const { body, signal } = options;
+    const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
     const response = await request(`${base}${path}`, {
       method: body === undefined ? "GET" : "POST",
       headers: body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
       ...(body !== undefined && { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
     });
     const text = await response.body.text();
     let json: unknown;
@@ -57,8 +71,8 @@ export function workspaceClient(podIp: string): PodWorkspaceClient {
   }
 
   return {
-    tree: () => call(WorkspaceTreeSchema, "/workspace"),
-    apply: (changes: WorkspaceChangeSet) => call(WorkspaceApplyResultSchema, "/workspace", changes),
+    tree: (signal?: AbortSignal) => call(WorkspaceTreeSchema, "/workspace", { signal }),
+    apply: (changes: WorkspaceChangeSet, signal?: AbortSignal) => call(WorkspaceApplyResultSchema, "/workspace", { body: changes, signal }),
     file: (path: string) => call(WorkspaceFileSchema, `/workspace/file?${new URLSearchParams({ path })}`),
     fileBase64: (path: string) => call(WorkspaceFileSchema, `/workspace/file?${new URLSearchParams({ path, encoding: "base64" })}`),
     snapshot: () => call(WorkspaceSnapshotSchema, "/workspace/snapshot"),
