@@ -11,7 +11,7 @@ import { decodeProtobufObject, PROTOBUF, UnknownProtobufField } from "./protobuf
 import { type KubeObject, clone, newUid, randomSuffix, timestamp, keyOf } from "./object.ts";
 import { applyPatch } from "./patch.ts";
 import type { RequestInfo } from "./request-info.ts";
-import { apiVersionOf, lookupType, type ResourceType } from "./resources.ts";
+import { apiVersionOf, lookupType, verbsFor, type ResourceType } from "./resources.ts";
 import { compileFieldSelector, compileLabelSelector } from "./selectors.ts";
 import { alreadyExists, badRequest, conflict, expired, forbidden, methodNotSupported, notFound, StatusError, unsupportedMediaType } from "./status.ts";
 import type { Store } from "./store.ts";
@@ -75,6 +75,7 @@ export class ResourceApi {
   async handle(req: IncomingMessage, res: ServerResponse, info: RequestInfo): Promise<void> {
     const { verb, type, subresource } = info;
     if (subresource && subresource !== "status") throw methodNotSupported(ref(type), verb);
+    if (!verbsFor(type).includes(verb)) throw methodNotSupported(ref(type), verb);
     switch (verb) {
       case "get":
         return this.get(req, res, info);
