@@ -4,7 +4,7 @@
 import { EventEmitter } from "node:events";
 import type { ContainerBehaviour } from "./behaviour.ts";
 import { download, downloadUrl } from "./download.ts";
-import { interpret, type Step } from "./script.ts";
+import { imageProgram, interpret, type Step } from "./script.ts";
 import { LogBuffer } from "./logbuffer.ts";
 import { LineDiscipline, onlcr } from "./tty.ts";
 
@@ -28,8 +28,9 @@ export interface ContainerOptions {
   stdinOnce: boolean;
   /** Long-running by nature (listens on ports, serves a debug stream or the workspace). */
   server: boolean;
-  /** The command line, for programs recognised by it (a `wget` download). */
+  /** The command line and image, for programs recognised by them (a `wget` download, Kaniko). */
   argv: string[];
+  image: string;
   logLimitBytes: number;
 }
 
@@ -74,6 +75,8 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     if (b.output) this.print("stdout", Buffer.from(b.output));
     if (b.stderr) this.print("stderr", Buffer.from(b.stderr));
     const scripted = b["exit-code"] !== undefined || b["run-ms"] !== undefined || b.oom || b.crash;
+    const url = downloadUrl(this.options.argv);
+    const steps = interpret(this.options.argv) ?? imageProgram(this.options.image, this.options.argv);
     if (scripted) {
       const status: ExitStatus = b.oom
         ? { exitCode: 137, reason: "OOMKilled" }
@@ -82,15 +85,15 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
           : { exitCode: b["exit-code"] ?? 0, reason: (b["exit-code"] ?? 0) === 0 ? "Completed" : "Error" };
       if (b.crash) this.print("stderr", Buffer.from("Segmentation fault (core dumped)\n"));
       this.timer = setTimeout(() => this.exit(status), b["run-ms"] ?? 0);
-    } else if (downloadUrl(this.options.argv) !== undefined) {
+    } else if (url !== undefined) {
       const aborted = new AbortController();
       this.once("exit", () => aborted.abort());
-      void download(downloadUrl(this.options.argv)!, this.options.argv, aborted.signal).then((r) => {
+      void download(url, this.options.argv, aborted.signal).then((r) => {
         if (r.stderr) this.print("stderr", Buffer.from(r.stderr));
         this.exit({ exitCode: r.exitCode, reason: r.exitCode === 0 ? "Completed" : "Error" });
       });
-    } else if (interpret(this.options.argv) !== undefined) {
-      void this.run(interpret(this.options.argv)!);
+    } else if (steps !== undefined) {
+      void this.run(steps);
     } else if (!this.options.stdin && !this.options.server) {
       // `cat` with no stdin reads EOF at once: a plain container without stdin just completes.
       setImmediate(() => this.exit({ exitCode: 0, reason: "Completed" }));

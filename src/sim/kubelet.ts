@@ -266,6 +266,7 @@ export class Kubelet {
         stdinOnce: r.spec.stdinOnce === true,
         server: !r.init && (listens || debugPort !== undefined || servesWorkspace),
         argv,
+        image: r.image,
         logLimitBytes: this.options.logLimitBytes,
       },
       behaviour,

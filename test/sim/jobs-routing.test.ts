@@ -47,6 +47,18 @@ describe("jobs", () => {
     expect(await c.core.readNamespacedPodLog({ name: p.metadata!.name!, namespace: ns, container: "kaniko", tailLines: 20 })).toBe("INFO Pushing image\n");
   });
 
+  it("logs a Kaniko build and push by default (image convention)", async () => {
+    const ns = await freshNamespace(c);
+    const body = buildJob("telo-build-default", {});
+    body.spec.template.spec.containers[0]!.args = ["--context=dir:///workspace", "--destination=registry.example/telo:abc123"];
+    await c.batch.createNamespacedJob({ namespace: ns, body });
+    expect((await jobDone(ns, "telo-build-default")).status?.succeeded).toBe(1);
+    const pods = await c.core.listNamespacedPod({ namespace: ns, labelSelector: "job-name=telo-build-default" });
+    const log = await c.core.readNamespacedPodLog({ name: pods.items[0]!.metadata!.name!, namespace: ns, container: "kaniko" });
+    expect(log).toContain("INFO[0001] Pushing image to registry.example/telo:abc123\n");
+    expect(log).toMatch(/Pushed registry\.example\/telo@sha256:[0-9a-f]{64}\n$/);
+  });
+
   it("fails a job past its backoff limit, and one past its deadline", async () => {
     const ns = await freshNamespace(c);
     await c.batch.createNamespacedJob({ namespace: ns, body: buildJob("telo-build-bad", { "sim.k8s-runner.dev/exit-code.kaniko": "1", "sim.k8s-runner.dev/stderr.kaniko": "error building image\n" }) });
