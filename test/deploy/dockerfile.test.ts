@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT, render, runnerDeployment } from "./render.ts";
@@ -65,6 +65,22 @@ describe("Dockerfile", () => {
     const api = deployment.spec.template.spec.containers.find((c) => c.name === "api")!;
     expect(of(final, "CMD")).toEqual([JSON.stringify(api.command).replace(/,/g, ", ")]);
     expect(of(final, "ENV").join(" ")).not.toContain("RUNNER_SELF_URL");
+  });
+
+  it("runs, in each container of the Deployment, a file the build emits", () => {
+    const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, "tsconfig.json"), "utf8")) as {
+      compilerOptions: { outDir: string; rootDir: string };
+    };
+    expect(tsconfig.compilerOptions).toMatchObject({ outDir: "dist", rootDir: "." });
+    const build = JSON.parse(readFileSync(join(REPO_ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] };
+    for (const container of runnerDeployment(render("overlays/plain")).spec.template.spec.containers) {
+      const [node, script, ...rest] = container.command!;
+      expect([node, rest]).toEqual(["node", []]);
+      // dist/<path>.js is the output of <path>.ts under rootDir "."
+      const source = script!.replace(/^dist\//, "").replace(/\.js$/, ".ts");
+      expect(existsSync(join(REPO_ROOT, source))).toBe(true);
+      expect(build.include.some((dir) => source.startsWith(`${dir}/`))).toBe(true);
+    }
   });
 
   it("copies into the build stage everything tsconfig.build.json compiles, and the context allows it", () => {

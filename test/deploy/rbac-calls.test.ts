@@ -91,8 +91,17 @@ function driveRunner(
   afterAll(() => runner?.close());
 }
 
+const probesAnswered = new Map<string, number>();
+
 describe.each(["plain", "build"])("overlay %s: every call the runner made is granted", (overlay) => {
-  driveRunner(overlay);
+  driveRunner(overlay, async (runner) => {
+    // the api container's probe path, as the Deployment declares it, on the running api
+    const api = runnerDeployment(render(`overlays/${overlay}`)).spec.template.spec.containers.find((c) => c.name === "api")!;
+    probesAnswered.set(overlay, (await fetch(`${runner.baseUrl}${api.livenessProbe!.httpGet!.path}`)).status);
+  });
+  it("answers the api's probe", () => {
+    expect(probesAnswered.get(overlay)).toBe(200);
+  });
   it("is allowed by the overlay's RBAC", () => {
     const recorded = recordedByOverlay.get(overlay)!;
     // the flows reached the overlay's routing layer, and the build path where it is on
