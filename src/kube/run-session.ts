@@ -59,6 +59,7 @@ export class RunSession {
   #attachment: Attachment | undefined;
   #earlyStdin: Buffer[] = [];
   #earlyStdinBytes = 0;
+  #podDeleted = false;
   #startSettled = false;
   #resolveStart!: () => void;
   #rejectStart!: (error: Error) => void;
@@ -353,7 +354,9 @@ export class RunSession {
     this.#ctx.bundles.drop(this.#spec.sessionId);
   }
 
+  /** Deletes the pod once: a stop deletes it before the session's end would. */
   async #deletePod(): Promise<void> {
+    if (this.#podDeleted) return;
     try {
       await this.#ctx.api.core.deleteNamespacedPod({
         name: this.#podName,
@@ -363,6 +366,7 @@ export class RunSession {
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
+    this.#podDeleted = true;
   }
 
   #workload(): Workload {
