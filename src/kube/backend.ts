@@ -19,9 +19,6 @@ import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "./sta
 import { WatchSession } from "./watch-session.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 
-/** RUNNER_WATCH_MAX_TTL_SECONDS's default (contract.md §11), for a caller that passes none. */
-const DEFAULT_WATCH_TTL_SECONDS = 21_600;
-
 const PULL_POLICY_DESCRIPTION =
   "Kernel-image freshness, applied as the Pod's imagePullPolicy. `always` re-pulls on every session, so a moving tag like `latest-slim` picks up a new release. `missing` pulls only when the node has no copy. `never` never pulls at all — on a node that has not already cached the image the session fails to start (ErrImageNeverPull), so it suits a cluster that pre-loads its images and nothing else.";
 
@@ -29,13 +26,13 @@ export type KubeBackendOptions = {
   picker: ImagePicker | undefined;
   catalog: AppsCatalog;
   /** RUNNER_WATCH_MAX_TTL_SECONDS (a core variable): one deadline for a whole watch pod. */
-  watchTtlSeconds?: number;
+  watchTtlSeconds: number;
 };
 
 export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions): Backend {
   const { config } = ctx;
   const namespace = config.sessionPods.namespace;
-  const watchOptions = { ttlSeconds: options.watchTtlSeconds ?? DEFAULT_WATCH_TTL_SECONDS };
+  const watchOptions = { ttlSeconds: options.watchTtlSeconds };
 
   return {
     describe: () => ({

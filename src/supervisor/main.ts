@@ -72,7 +72,7 @@ const backend = createKubeBackend(
     timings: { ...DEFAULT_KUBE_TIMINGS, runStartDeadlineMs: kube.RUNNER_START_DEADLINE_SECONDS * 1000 },
     podAnnotations: kube.RUNNER_SIMULATED_CLUSTER ? simulatedBehaviourAnnotations : () => ({}),
   },
-  { picker, catalog: core.apps },
+  { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );
 
 const supervisor = await runSupervisor({ config: core, backend, log });
