@@ -234,7 +234,7 @@ export class ResourceApi {
 
   private create(res: ServerResponse, info: RequestInfo, obj: KubeObject): void {
     const { type } = info;
-    if (info.name !== undefined) throw methodNotSupported(ref(type), "create");
+    if (info.name !== undefined) throw new StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {});
     this.checkTypeMeta(info, obj);
     const meta = obj.metadata;
     if (!meta.name) {

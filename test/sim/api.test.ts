@@ -37,6 +37,27 @@ describe("simulated apiserver: objects", () => {
     expect(stale.message).toBe('Operation cannot be fulfilled on secrets "s": the object has been modified; please apply your changes to the latest version and try again');
   });
 
+  it("shapes Status bodies exactly as the apiserver does, group-qualified for grouped resources", async () => {
+    const res = await fetch(`${c.cluster.url}/apis/batch/v1/namespaces/default/jobs/missing`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.json()).toEqual({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: 'jobs.batch "missing" not found',
+      reason: "NotFound",
+      details: { name: "missing", group: "batch", kind: "jobs" },
+      code: 404,
+    });
+    const del = await fetch(`${c.cluster.url}/api/v1/namespaces/default/configmaps/gone-soon`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ metadata: { name: "gone-soon" } }) });
+    expect(await del.json()).toMatchObject({ code: 405, reason: "MethodNotAllowed", message: "the server does not allow this method on the requested resource" });
+    await c.core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "gone-soon" } } });
+    const ok = await fetch(`${c.cluster.url}/api/v1/namespaces/default/configmaps/gone-soon`, { method: "DELETE" });
+    expect(await ok.json()).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Success", details: { name: "gone-soon", kind: "configmaps" } });
+  });
+
   it("names objects from generateName", async () => {
     const ns = await freshNamespace(c);
     const a = await c.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { generateName: "gen-" } } });
