@@ -53,11 +53,11 @@ export class Store {
 
   /** Objects of a type, optionally in one namespace, in key order (stable pagination). */
   list(type: ResourceType, namespace?: string): KubeObject[] {
-    const out: KubeObject[] = [];
-    for (const obj of this.collection(type).objects.values()) {
-      if (namespace === undefined || obj.metadata.namespace === namespace) out.push(obj);
+    const out: [string, KubeObject][] = [];
+    for (const [key, obj] of this.collection(type).objects) {
+      if (namespace === undefined || obj.metadata.namespace === namespace) out.push([key, obj]);
     }
-    return out.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+    return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, obj]) => obj);
   }
 
   count(type: ResourceType, namespace?: string, predicate?: (o: KubeObject) => boolean): number {

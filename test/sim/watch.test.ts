@@ -105,6 +105,14 @@ describe("simulated apiserver: watch", () => {
     await waitFor("the stream to end", () => w.ended());
   });
 
+  it("can answer the watch request itself with HTTP 410, which client-node reports through done()", async () => {
+    const ns = await freshNamespace(c);
+    c.cluster.faults.failNext({ verb: "watch", resource: "configmaps", code: 410 });
+    const w = await record(`/api/v1/namespaces/${ns}/configmaps`, {});
+    const ended = await waitFor("done", () => w.ended());
+    expect((ended.err as { statusCode?: number }).statusCode).toBe(410);
+  });
+
   it("keeps an informer in sync across dropped watches and a 410 relist", async () => {
     const ns = await freshNamespace(c);
     const listFn = () => c.core.listNamespacedConfigMap({ namespace: ns });
