@@ -100,7 +100,7 @@ spec:
     metadata: {annotations: {sim.k8s-runner.dev/output: "built\\n"}}
     spec:
       restartPolicy: Never
-      containers: [{name: kaniko, image: gcr.io/kaniko-project/executor:latest}]
+      containers: [{name: build, image: busybox:1.36}]
 `;
 
 describe("kubectl against the simulator", () => {
