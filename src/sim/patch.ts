@@ -2,7 +2,7 @@
 // (merge patch whose object lists merge by their `name` key, as the built-in types declare).
 import { badRequest, unsupportedMediaType, StatusError } from "./status.ts";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// Patches apply to arbitrary JSON documents.
 type Json = any;
 
 function isObject(v: Json): v is Record<string, Json> {
