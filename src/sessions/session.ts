@@ -92,6 +92,8 @@ export class Session {
   readonly #replayBufferBytes: number;
   readonly #firstStreamId: number;
   readonly #listeners = new Set<ChangeListener>();
+  #pendingOutput: { app: AppChannel; tag: ByteStreamTag; chunks: Buffer[]; bytes: number } | undefined;
+  #flushScheduled = false;
   #disposed = false;
 
   constructor(init: SessionInit) {
@@ -128,6 +130,7 @@ export class Session {
 
   /** Appends an event to the history and tells every follower; returns its id. */
   append(event: RunEvent): number {
+    this.flushOutput();
     if (event.type === "status") this.status = event.status;
     const json = JSON.stringify(event);
     const terminal = event.type === "status" && isTerminal(event.status);
@@ -136,17 +139,45 @@ export class Session {
     return id;
   }
 
-  /** Output for an app; unknown apps are dropped (contract.md §4.5). */
+  /**
+   * Output for an app; unknown apps are dropped (contract.md §4.5). Chunks arriving within one
+   * tick for the same app and stream are merged before they enter the replay buffer: a terminal
+   * that echoes byte by byte would otherwise cost a frame, a seq and a WebSocket message per
+   * byte on both processes. Every event flushes first, so output always precedes the status
+   * that follows it.
+   */
   pushOutput(appName: string, bytes: Uint8Array, tag: ByteStreamTag): void {
     const app = this.apps.get(appName);
     if (!app || bytes.byteLength === 0) return;
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let offset = 0; offset < buffer.byteLength; offset += MAX_CHUNK_BYTES) {
-      const slice = Buffer.from(buffer.subarray(offset, offset + MAX_CHUNK_BYTES));
-      app.bytes.push({ tag, bytes: slice }, slice.byteLength);
+    const pending = this.#pendingOutput;
+    if (pending && (pending.app !== app || pending.tag !== tag || pending.bytes + bytes.byteLength > MAX_CHUNK_BYTES)) {
+      this.flushOutput();
+    }
+    const next = (this.#pendingOutput ??= { app, tag, chunks: [], bytes: 0 });
+    next.chunks.push(Buffer.from(bytes));
+    next.bytes += bytes.byteLength;
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => {
+        this.#flushScheduled = false;
+        this.flushOutput();
+      });
+    }
+  }
+
+  /** Moves merged output into its app's replay buffer, in slices of at most 64 KiB. */
+  flushOutput(): void {
+    const pending = this.#pendingOutput;
+    if (!pending) return;
+    this.#pendingOutput = undefined;
+    const joined = pending.chunks.length === 1 ? pending.chunks[0]! : Buffer.concat(pending.chunks, pending.bytes);
+    for (let offset = 0; offset < joined.byteLength; offset += MAX_CHUNK_BYTES) {
+      const slice = joined.subarray(offset, offset + MAX_CHUNK_BYTES);
+      pending.app.bytes.push({ tag: pending.tag, bytes: slice }, slice.byteLength);
     }
     this.#notify();
   }
+
 
   /** Applies an endpoint change to the app's ports before it is announced (contract.md §9.4). */
   applyEndpointChange(appName: string, change: EndpointChange): void {

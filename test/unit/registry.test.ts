@@ -88,10 +88,30 @@ describe("Registry", () => {
 });
 
 describe("Session output", () => {
+  it("merges the chunks of one tick per app and stream, and flushes before any event", () => {
+    const target = session({
+      apps: [
+        { name: "web", entryRelativePath: "a", ports: [], io: "streams" },
+        { name: "api", entryRelativePath: "b", ports: [], io: "tty" },
+      ],
+    });
+    for (const byte of "hello") target.pushOutput("web", Buffer.from(byte), "stdout");
+    target.pushOutput("web", Buffer.from("!"), "stderr");
+    target.pushOutput("api", Buffer.from("other app"), "tty");
+    target.append({ type: "status", status: { kind: "exited", code: 0 } });
+    const web = target.apps.get("web")!.bytes;
+    expect([1, 2].map((seq) => [web.get(seq)?.tag, web.get(seq)?.bytes.toString()])).toEqual([
+      ["stdout", "hello"],
+      ["stderr", "!"],
+    ]);
+    expect(target.apps.get("api")!.bytes.get(1)?.bytes.toString()).toBe("other app");
+  });
+
   it("splits large chunks, keeps stream tags, and drops output for unknown apps", () => {
     const target = session({ apps: [{ name: "web", entryRelativePath: "a", ports: [], io: "streams" }] });
     target.pushOutput("web", Buffer.alloc(MAX_CHUNK_BYTES * 2 + 10), "stderr");
     target.pushOutput("other", Buffer.from("dropped"), "stdout");
+    target.flushOutput();
     const bytes = target.apps.get("web")!.bytes;
     expect(bytes.nextId - 1).toBe(3);
     expect([1, 2, 3].map((seq) => bytes.get(seq)?.bytes.byteLength)).toEqual([MAX_CHUNK_BYTES, MAX_CHUNK_BYTES, 10]);
