@@ -9,6 +9,7 @@ import { deleteObject, finishIfFinalized, type DeleteOptions } from "./deletion.
 import { readBody, readBodyBytes, sendJson } from "./http-util.ts";
 import { decodeProtobufObject, PROTOBUF, UnknownProtobufField } from "./protobuf.ts";
 import { type KubeObject, clone, newUid, randomSuffix, timestamp, keyOf } from "./object.ts";
+import { validateFields } from "./field-validation.ts";
 import { applyPatch } from "./patch.ts";
 import type { RequestInfo } from "./request-info.ts";
 import { apiVersionOf, lookupType, verbsFor, type ResourceType } from "./resources.ts";
@@ -59,6 +60,11 @@ function parseBody(contentType: string | undefined, raw: Buffer): KubeObject {
   if (obj.metadata === undefined || obj.metadata === null) obj.metadata = { name: "" };
   if (typeof obj.metadata !== "object") throw badRequest("metadata must be an object");
   return obj;
+}
+
+/** Warnings as the apiserver sends them: one `299 - "<text>"` value per warning. */
+function warningHeaders(warnings: string[]): Record<string, string> {
+  return warnings.length > 0 ? { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {};
 }
 
 function specOf(obj: KubeObject): string {
@@ -253,14 +259,14 @@ export class ResourceApi {
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     if (type.generation) meta.generation = 1;
+    const fieldWarnings = validateFields(obj, info.query.get("fieldValidation"));
     applyCreateDefaults(obj);
     if (this.store.get(type, meta.namespace, meta.name)) {
       // Validation and admission run first, as in the apiserver; only then does storage refuse.
       admitNew(this.store, type, NAMESPACE, obj);
       throw alreadyExists(ref(type), meta.name);
     }
-    const warnings = admitNew(this.store, type, NAMESPACE, obj);
-    const headers: Record<string, string> = warnings.length > 0 ? { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {};
+    const headers = warningHeaders([...fieldWarnings, ...admitNew(this.store, type, NAMESPACE, obj)]);
     if (info.query.get("dryRun") === "All") {
       sendJson(res, 201, obj, headers);
       return;
@@ -273,6 +279,7 @@ export class ResourceApi {
     const { type } = info;
     const name = info.name!;
     this.checkTypeMeta(info, next);
+    const headers = warningHeaders(validateFields(next, info.query.get("fieldValidation")));
     if (next.metadata.name !== undefined && next.metadata.name !== "" && next.metadata.name !== name) {
       throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
     }
@@ -309,17 +316,17 @@ export class ResourceApi {
     }
     validateObject(type, updated);
     if (info.query.get("dryRun") === "All") {
-      sendJson(res, 200, updated);
+      sendJson(res, 200, updated, headers);
       return;
     }
     if (JSON.stringify({ ...updated, metadata: { ...updated.metadata, resourceVersion: "" } }) === JSON.stringify({ ...current, metadata: { ...current.metadata, resourceVersion: "" } })) {
       // A no-op update keeps the resourceVersion and emits no event, as in etcd-backed storage.
-      sendJson(res, 200, current);
+      sendJson(res, 200, current, headers);
       return;
     }
     const stored = this.store.write(type, updated, "MODIFIED");
     finishIfFinalized(this.store, type, stored);
-    sendJson(res, 200, stored);
+    sendJson(res, 200, stored, headers);
   }
 
   private checkImmutable(type: ResourceType, current: KubeObject, next: KubeObject): void {

@@ -58,6 +58,22 @@ describe("simulated apiserver: objects", () => {
     expect(await ok.json()).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Success", details: { name: "gone-soon", kind: "configmaps" } });
   });
 
+  it("validates fields server-side: Strict refuses unknown fields, Warn (the default) drops them with a warning", async () => {
+    const ns = await freshNamespace(c);
+    const body = JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "typo", labelz: { a: "b" } }, spec: { containers: [{ name: "c", image: "busybox", imagee: "x" }] } });
+    const post = (q: string) => fetch(`${c.cluster.url}/api/v1/namespaces/${ns}/pods${q}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const strict = await post("?fieldValidation=Strict");
+    expect(strict.status).toBe(400);
+    expect(((await strict.json()) as { message: string }).message).toBe(
+      'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "metadata.labelz", unknown field "spec.containers[0].imagee"',
+    );
+    const warned = await post("");
+    expect(warned.status).toBe(201);
+    expect(warned.headers.get("warning")).toBe('299 - "unknown field \\"metadata.labelz\\"", 299 - "unknown field \\"spec.containers[0].imagee\\""');
+    const stored = await c.core.readNamespacedPod({ name: "typo", namespace: ns });
+    expect(stored.spec?.containers[0]).not.toHaveProperty("imagee");
+  });
+
   it("names objects from generateName", async () => {
     const ns = await freshNamespace(c);
     const a = await c.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { generateName: "gen-" } } });

@@ -145,6 +145,9 @@ describe("kubectl against the simulator", () => {
     const invalid = await kubectl(["create", "-n", ns, "-f", "-"], `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\n`);
     expect(invalid.code).not.toBe(0);
     expect(invalid.stderr).toContain('The ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"');
+    const typo = await kubectl(["create", "-n", ns, "-f", "-"], `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: typo}\ndatta: {a: b}\n`);
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toContain('ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datta"');
     const forbidden = await kubectl(["run", "root", "-n", ns, "--image=busybox:1.36", "--restart=Never"]);
     expect(forbidden.code).not.toBe(0);
     expect(forbidden.stderr).toContain('pods "root" is forbidden: violates PodSecurity "restricted:latest"');
