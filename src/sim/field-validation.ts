@@ -2,39 +2,9 @@
 // do not have are an error (Strict, what kubectl sends), a warning (Warn, the default), or
 // silently dropped (Ignore) — and never stored, as the apiserver's typed decoding drops them.
 // The field lists come from client-node's models, which are generated from the official OpenAPI.
-import * as models from "@kubernetes/client-node";
+import { attributes, modelName } from "./models.ts";
 import type { KubeObject } from "./object.ts";
 import { badRequest } from "./status.ts";
-
-interface Attribute {
-  baseName: string;
-  type: string;
-}
-type Model = { getAttributeTypeMap(): Attribute[] };
-
-const registry = models as unknown as Record<string, Model | undefined>;
-
-/** The client-node model of a kind of a group version, e.g. batch/v1 Job → V1Job. */
-function modelName(apiVersion: string, kind: string): string | undefined {
-  const core = !apiVersion.includes("/");
-  const version = core ? apiVersion : apiVersion.slice(apiVersion.indexOf("/") + 1);
-  const name = `${version.charAt(0).toUpperCase()}${version.slice(1)}${kind}`;
-  // Core types whose name another group also uses carry a prefix (CoreV1Event vs events.k8s.io's V1Event).
-  const candidates = core ? [`Core${name}`, name] : [name];
-  return candidates.find((n) => typeof registry[n]?.getAttributeTypeMap === "function");
-}
-
-const known = new Map<string, Map<string, string>>();
-function attributes(model: string): Map<string, string> | undefined {
-  let m = known.get(model);
-  if (!m) {
-    const cls = registry[model];
-    if (typeof cls?.getAttributeTypeMap !== "function") return undefined;
-    m = new Map(cls.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
-    known.set(model, m);
-  }
-  return m;
-}
 
 /** Collects (and removes) fields `value` has that `type` does not declare. */
 function prune(value: unknown, type: string, path: string, unknown: string[]): void {
@@ -48,7 +18,7 @@ function prune(value: unknown, type: string, path: string, unknown: string[]): v
   if (!attrs || Array.isArray(value)) return;
   const obj = value as Record<string, unknown>;
   for (const key of Object.keys(obj)) {
-    const fieldType = attrs.get(key);
+    const fieldType = attrs.get(key)?.type;
     const fieldPath = path ? `${path}.${key}` : key;
     if (fieldType === undefined) {
       unknown.push(fieldPath);

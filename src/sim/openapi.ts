@@ -1,9 +1,11 @@
 // OpenAPI documents for clients that read them: kubectl checks the v3 document of a group/version
 // for a PATCH operation carrying `fieldValidation` and, finding it, leaves validation to the
-// server (which runs the official schemas). Paths and GVK extensions come from the type table.
+// server (which runs the official schemas); `kubectl explain` reads the component schemas. Paths
+// and GVK extensions come from the type table, field schemas from client-node's models.
 import { createHash } from "node:crypto";
 import { RESOURCE_TYPES, apiVersionOf, groupVersions, verbsFor, type ResourceType } from "./resources.ts";
 import { SERVER_VERSION } from "./discovery.ts";
+import { attributes, modelName } from "./models.ts";
 
 const QUERY_PARAMS = ["dryRun", "fieldManager", "fieldValidation", "pretty"].map((name) => ({
   name,
@@ -50,19 +52,57 @@ function pathsFor(type: ResourceType, v3: boolean): Record<string, unknown> {
   };
 }
 
-function schemaFor(type: ResourceType) {
-  return {
-    type: "object",
-    description: `${type.kind} (${apiVersionOf(type)})`,
-    properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      metadata: { type: "object" },
-      spec: { type: "object" },
-      status: { type: "object" },
-    },
-    "x-kubernetes-group-version-kind": [gvk(type)],
+/**
+ * Component schemas for the given kinds and every type they reach, from client-node's models
+ * (themselves generated from the official OpenAPI); kinds without a model get an open object.
+ */
+function schemasFor(types: readonly ResourceType[], refPrefix: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const pending: string[] = [];
+  const ref = (model: string) => {
+    if (!(model in out)) {
+      out[model] = null;
+      pending.push(model);
+    }
+    return { $ref: `${refPrefix}${model}` };
   };
+  const schemaOf = (type: string, format: string): Record<string, unknown> => {
+    const array = /^Array<(.+)>$/.exec(type);
+    if (array) return { type: "array", items: schemaOf(array[1]!, "") };
+    const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
+    if (map) return { type: "object", additionalProperties: schemaOf(map[1]!, "") };
+    switch (type) {
+      case "string":
+        return { type: "string" };
+      case "boolean":
+        return { type: "boolean" };
+      case "number":
+        return format === "int32" || format === "int64" ? { type: "integer", format } : { type: "number", format: format || "double" };
+      case "Date":
+        return { type: "string", format: "date-time" };
+      case "IntOrString":
+        return { "x-kubernetes-int-or-string": true };
+      default:
+        return attributes(type) ? ref(type) : { type: "object", "x-kubernetes-preserve-unknown-fields": true };
+    }
+  };
+  const objectSchema = (model: string) => ({
+    type: "object",
+    properties: Object.fromEntries([...attributes(model)!.values()].map((a) => [a.baseName, schemaOf(a.type, a.format)])),
+  });
+  for (const t of types) {
+    const model = modelName(apiVersionOf(t), t.kind);
+    out[schemaName(t)] = {
+      ...(model ? objectSchema(model) : { type: "object", "x-kubernetes-preserve-unknown-fields": true }),
+      description: `${t.kind} (${apiVersionOf(t)})`,
+      "x-kubernetes-group-version-kind": [gvk(t)],
+    };
+  }
+  while (pending.length > 0) {
+    const model = pending.pop()!;
+    out[model] = objectSchema(model);
+  }
+  return out;
 }
 
 function gvPath(group: string, version: string): string {
@@ -75,7 +115,7 @@ function v3Document(group: string, version: string) {
     openapi: "3.0.0",
     info: { title: "Kubernetes", version: SERVER_VERSION.gitVersion },
     paths: Object.assign({}, ...types.map((t) => pathsFor(t, true))),
-    components: { schemas: Object.fromEntries(types.map((t) => [schemaName(t), schemaFor(t)])) },
+    components: { schemas: schemasFor(types, "#/components/schemas/") },
   };
 }
 
@@ -95,6 +135,6 @@ export function openApiV2() {
     swagger: "2.0",
     info: { title: "Kubernetes", version: SERVER_VERSION.gitVersion },
     paths: Object.assign({}, ...RESOURCE_TYPES.map((t) => pathsFor(t, false))),
-    definitions: Object.fromEntries(RESOURCE_TYPES.map((t) => [schemaName(t), schemaFor(t)])),
+    definitions: schemasFor(RESOURCE_TYPES, "#/definitions/"),
   };
 }

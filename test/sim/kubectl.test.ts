@@ -119,6 +119,8 @@ describe("kubectl against the simulator", () => {
     expect(c.cluster.counters().requests["create httproutes"]).toBe(1);
 
     expect((await kubectl(["get", "nodes"])).stdout).toMatch(/^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nsim-node\s+Ready\s+<none>\s+\d+s\s+v1\.32\.0-sim\n$/);
+    const explained = await kubectl(["explain", "pod.spec.containers.stdinOnce"]);
+    expect(explained.stdout).toMatch(/FIELD:\s+stdinOnce <boolean>/);
     const names = await kubectl(["get", "pods,services,configmaps,ingresses,httproutes,jobs", "-n", ns, "-o", "name"]);
     expect(names.stdout).toContain("pod/telo-run-abc\n");
     expect(names.stdout).toContain("httproute.gateway.networking.k8s.io/telo-run-abc-8080\n");
