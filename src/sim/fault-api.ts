@@ -44,7 +44,7 @@ export class Faults {
     return n;
   }
 
-  /** Compacts history: every resourceVersion issued so far answers 410 Expired to a watch. */
+  /** Compacts at the current version: a watch from any older resourceVersion gets 410 Expired. */
   expireResourceVersions(): void {
     this.store.expireAll();
   }

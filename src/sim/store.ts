@@ -115,7 +115,7 @@ export class Store {
     this.listeners.set(k, list);
   }
 
-  /** Invalidates every resourceVersion issued so far (a compaction): watches from them get 410. */
+  /** Compaction at the current version: watches from any older resourceVersion get 410. */
   expireAll(): void {
     for (const c of this.collections.values()) c.hub.expire(this.rv);
   }

@@ -107,7 +107,7 @@ export class WatchHub {
     this.publish(ev);
   }
 
-  /** Forget all history: every resourceVersion up to `rv` now answers 410. */
+  /** Forget all history: a watch from before `rv` now answers 410 (from `rv` itself still works). */
   expire(rv: number): void {
     this.history.length = 0;
     this.historyStart = 0;
