@@ -1,7 +1,7 @@
 // Events the kubelet and controllers record (what `kubectl describe` shows under Events). A
 // repeat of the same reason and message for the same object bumps `count` instead of adding an
 // object, as the apiserver's event correlator does.
-import { type KubeObject, newUid, randomSuffix, timestamp } from "./object.ts";
+import { type KubeObject, newUid, timestamp } from "./object.ts";
 import { lookupType } from "./resources.ts";
 import type { Store } from "./store.ts";
 
@@ -23,6 +23,7 @@ export class EventRecorder {
   /** involved uid → (fieldPath, reason, message) → event name, for counting repeats. */
   private readonly seen = new Map<string, Map<string, string>>();
   private readonly expiry: { at: number; namespace: string; name: string }[] = [];
+  private last = 0n;
 
   constructor(
     private readonly store: Store,
@@ -46,7 +47,9 @@ export class EventRecorder {
     })) {
       return;
     }
-    const name = `${involved.name}.${randomSuffix(16)}`;
+    // Named like the kubelet's recorder names them (`<object>.<hex UnixNano>`), so name order is time order.
+    this.last = this.last >= BigInt(Date.now()) * 1_000_000n ? this.last + 1n : BigInt(Date.now()) * 1_000_000n;
+    const name = `${involved.name}.${this.last.toString(16)}`;
     const ev: KubeObject = {
       apiVersion: "v1",
       kind: "Event",

@@ -16,7 +16,11 @@ export function wantsTable(accept: string | undefined): boolean {
 }
 
 function age(o: KubeObject): string {
-  const created = Date.parse(o.metadata.creationTimestamp ?? "");
+  return since(o.metadata.creationTimestamp);
+}
+
+function since(time: string | undefined): string {
+  const created = Date.parse(time ?? "");
   if (Number.isNaN(created)) return "<unknown>";
   const s = Math.max(0, Math.floor((Date.now() - created) / 1000));
   if (s < 120) return `${s}s`;
@@ -78,6 +82,13 @@ const COLUMNS: Record<string, Column[]> = {
     { name: "Roles", type: "string", cell: () => "<none>" },
     AGE,
     { name: "Version", type: "string", cell: (o) => o.status?.nodeInfo?.kubeletVersion ?? "" },
+  ],
+  Event: [
+    { name: "Last Seen", type: "string", cell: (o) => since(o.lastTimestamp ?? o.metadata.creationTimestamp) },
+    { name: "Type", type: "string", cell: (o) => o.type ?? "" },
+    { name: "Reason", type: "string", cell: (o) => o.reason ?? "" },
+    { name: "Object", type: "string", cell: (o) => `${String(o.involvedObject?.kind ?? "").toLowerCase()}/${o.involvedObject?.name ?? ""}` },
+    { name: "Message", type: "string", cell: (o) => o.message ?? "" },
   ],
   Namespace: [NAME, { name: "Status", type: "string", cell: (o) => o.status?.phase ?? "Active" }, AGE],
   ConfigMap: [NAME, { name: "Data", type: "integer", cell: (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length }, AGE],
