@@ -1,6 +1,7 @@
-// pods/<name>/attach over WebSocket, channel protocols v4 and v5 (channel.k8s.io): every binary
-// message starts with a channel byte — 0 stdin, 1 stdout, 2 stderr, 3 error (a Status JSON), 4
-// resize ({"Width","Height"}); v5 adds 255 = close(channel), so stdin can end without the socket.
+// pods/<name>/attach and pods/<name>/exec over WebSocket, channel protocols v4 and v5
+// (channel.k8s.io): every binary message starts with a channel byte — 0 stdin, 1 stdout, 2
+// stderr, 3 error (a Status JSON), 4 resize ({"Width","Height"}); v5 adds 255 = close(channel),
+// so stdin can end without the socket.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -8,6 +9,8 @@ import type { Kubelet } from "./kubelet.ts";
 import { pickContainer } from "./logs.ts";
 import type { KubeObject } from "./object.ts";
 import { badRequest, StatusError } from "./status.ts";
+import { execProgram, execStatus, notFoundStatus } from "./exec.ts";
+import { onlcr } from "./tty.ts";
 
 export const SUPPORTED_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
 
@@ -23,6 +26,13 @@ function frame(channel: number, data: Buffer): Buffer {
   out[0] = channel;
   data.copy(out, 1);
   return out;
+}
+
+/** Answers a refused upgrade with its Status, before any WebSocket exists. */
+function refuse(socket: Duplex, err: unknown): void {
+  const e = err instanceof StatusError ? err : badRequest(String(err));
+  const body = JSON.stringify(e.body());
+  socket.end(`HTTP/1.1 ${e.code} ${e.reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 export class AttachServer {
@@ -42,14 +52,14 @@ export class AttachServer {
    * Checks the request as the apiserver and kubelet would (400 for a bad container or a pod that
    * cannot be attached to); throws a StatusError to be answered before any upgrade.
    */
-  prepare(pod: KubeObject, req: IncomingMessage, query: URLSearchParams) {
+  prepare(pod: KubeObject, req: IncomingMessage, query: URLSearchParams, verb: "attach" | "exec" = "attach") {
     const offered = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((s) => s.trim());
     if (!offered.some((p) => SUPPORTED_PROTOCOLS.includes(p))) {
       throw badRequest(`unable to upgrade: requested protocols ${JSON.stringify(offered)} are not supported; use one of ${SUPPORTED_PROTOCOLS.join(", ")}`);
     }
     const phase = pod.status?.phase;
     if (phase === "Succeeded" || phase === "Failed") {
-      throw badRequest(`cannot attach to a container in a completed pod; current phase is ${phase}`);
+      throw badRequest(`cannot ${verb === "attach" ? "attach to" : "exec into"} a container in a completed pod; current phase is ${phase}`);
     }
     const rt = this.kubelet.runtime(pod.metadata.namespace!, pod.metadata.name);
     const { name, record } = pickContainer(pod, rt, query.get("container"));
@@ -71,9 +81,7 @@ export class AttachServer {
     try {
       prepared = this.prepare(pod, req, query);
     } catch (err) {
-      const e = err instanceof StatusError ? err : badRequest(String(err));
-      const body = JSON.stringify(e.body());
-      socket.end(`HTTP/1.1 ${e.code} ${e.reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      refuse(socket, err);
       return;
     }
     const { proc, wantStdin } = prepared;
@@ -124,6 +132,59 @@ export class AttachServer {
         proc.detached();
       });
       ws.on("error", () => ws.terminate());
+    });
+  }
+
+  /**
+   * An exec: a short-lived process beside the container's own, running what exec.ts can run;
+   * its exit code comes back on the error channel as the kubelet reports it.
+   */
+  exec(pod: KubeObject, req: IncomingMessage, socket: Duplex, head: Buffer, query: URLSearchParams): void {
+    let prepared: ReturnType<AttachServer["prepare"]>;
+    const command = query.getAll("command");
+    try {
+      if (command.length === 0) throw badRequest("you must specify at least one command for the container");
+      prepared = this.prepare(pod, req, query, "exec");
+    } catch (err) {
+      refuse(socket, err);
+      return;
+    }
+    const { name } = prepared;
+    const spec = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c: { name: string }) => c.name === name);
+    const env = Object.fromEntries((spec?.env ?? []).filter((e: { value?: string }) => typeof e.value === "string").map((e: { name: string; value: string }) => [e.name, e.value]));
+    const program = execProgram(command, { env, hostname: pod.metadata.name });
+    const flag = (k: string) => query.get(k) === "true" || query.get(k) === "1";
+    const tty = flag("tty");
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sessions.set(ws, { namespace: pod.metadata.namespace!, pod: pod.metadata.name });
+      const send = (channel: number, data: Buffer) => {
+        if (ws.readyState === ws.OPEN) ws.send(frame(channel, tty && channel === STDOUT ? onlcr(data) : data));
+      };
+      const finish = (status: Record<string, unknown>) => {
+        send(ERROR, Buffer.from(JSON.stringify(status)));
+        ws.close(1000);
+      };
+      ws.on("close", () => this.sessions.delete(ws));
+      ws.on("error", () => ws.terminate());
+      if (!program) {
+        finish(notFoundStatus(command));
+        return;
+      }
+      if ("cat" in program) {
+        ws.on("message", (data: Buffer) => {
+          if (data[0] === STDIN) send(STDOUT, data.subarray(1));
+          else if (data[0] === CLOSE && data[1] === STDIN) finish(execStatus(command, 0));
+        });
+        return;
+      }
+      void (async () => {
+        for (const step of program.steps) {
+          if ("echo" in step) send(STDOUT, Buffer.from(step.echo));
+          else if ("sleepMs" in step) await new Promise((r) => setTimeout(r, step.sleepMs));
+          else return finish(execStatus(command, step.exit));
+        }
+        finish(execStatus(command, 0));
+      })();
     });
   }
 

@@ -18,6 +18,7 @@ const SUBRESOURCE_VERBS: Record<string, { kind: string; verbs: string[] }> = {
   status: { kind: "", verbs: ["get", "patch", "update"] },
   log: { kind: "Pod", verbs: ["get"] },
   attach: { kind: "PodAttachOptions", verbs: ["create", "get"] },
+  exec: { kind: "PodExecOptions", verbs: ["create", "get"] },
   finalize: { kind: "Namespace", verbs: ["update"] },
 };
 

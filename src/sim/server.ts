@@ -78,18 +78,19 @@ export function createSimServer(parts: ServerParts): http.Server {
       if (!pod) throw notFound({ group: "", plural: "pods" }, info.name!);
       return serveLogs(kubelet, pod, info.query, res);
     }
-    if (info.subresource === "attach") throw badRequest("Upgrade request required");
+    if (info.subresource === "attach" || info.subresource === "exec") throw badRequest("Upgrade request required");
     await api.handle(req, res, info);
   }
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? "/", "http://sim");
     const info = parseRequestInfo(req.method ?? "GET", url);
-    if (!info || info.subresource !== "attach" || info.type.plural !== "pods") throw pathNotFound();
+    if (!info || (info.subresource !== "attach" && info.subresource !== "exec") || info.type.plural !== "pods") throw pathNotFound();
     await gate(info);
     const pod = store.get(info.type, info.namespace, info.name!);
     if (!pod) throw notFound({ group: "", plural: "pods" }, info.name!);
-    attach.upgrade(pod, req, socket, head, info.query);
+    if (info.subresource === "exec") attach.exec(pod, req, socket, head, info.query);
+    else attach.upgrade(pod, req, socket, head, info.query);
   }
 
   const server = http.createServer((req, res) => {

@@ -137,6 +137,13 @@ describe("kubectl against the simulator", () => {
     const attached = await kubectl(["attach", "-i", "telo-run-abc", "-n", ns, "-c", "session"], "ping\n");
     expect(attached.stdout).toContain("ping\n");
 
+    expect((await kubectl(["exec", "telo-run-abc", "-n", ns, "--", "sh", "-c", "echo from exec; exit 3"])).code).toBe(3);
+    const envOut = await kubectl(["exec", "telo-run-abc", "-n", ns, "--", "env"]);
+    expect(envOut.stdout).toContain("HOSTNAME=telo-run-abc\n");
+    const missing = await kubectl(["exec", "telo-run-abc", "-n", ns, "--", "ls", "/"]);
+    expect(missing.stderr).toContain('exec: "ls": executable file not found in $PATH');
+    expect(c.cluster.counters().requests["get pods/exec"]).toBe(3);
+
     const deleted = await kubectl(["delete", "pod", "telo-run-abc", "-n", ns, "--grace-period=0", "--force"]);
     expect(deleted.stdout).toContain('pod "telo-run-abc" force deleted');
     expect((await kubectl(["get", "svc", "-n", ns, "-o", "name"])).stdout).toBe("service/telo-run-abc\n"); // not owned by the pod here, so not collected
