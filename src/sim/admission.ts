@@ -102,7 +102,7 @@ export function validateObject(type: ResourceType, obj: KubeObject): void {
  * Pod Security admission as the namespace labels ask: `enforce` refuses with 403; `warn` (checked
  * against pods and the pod templates of Jobs) returns warnings for the `Warning` header.
  */
-export function admitPodSecurity(store: Store, namespaceType: ResourceType, obj: KubeObject): string[] {
+function admitPodSecurity(store: Store, namespaceType: ResourceType, obj: KubeObject): string[] {
   const ns = store.get(namespaceType, undefined, obj.metadata.namespace!);
   const labels = ns?.metadata.labels ?? {};
   const pod = obj.kind === "Pod" ? obj : { metadata: obj.spec?.template?.metadata ?? {}, spec: obj.spec?.template?.spec };
@@ -120,14 +120,10 @@ export function admitPodSecurity(store: Store, namespaceType: ResourceType, obj:
   return warned.length > 0 ? [`would violate PodSecurity "${warnLevel}:latest": ${warned.join(", ")}`] : [];
 }
 
-export function admitQuota(store: Store, type: ResourceType, obj: KubeObject): void {
-  checkQuota(store, type, obj);
-}
-
 /** Everything a create goes through after defaulting: schema, Pod Security, quota. Returns warnings. */
 export function admitNew(store: Store, type: ResourceType, namespaceType: ResourceType, obj: KubeObject): string[] {
   validateObject(type, obj);
   const warnings = type.kind === "Pod" || type.kind === "Job" ? admitPodSecurity(store, namespaceType, obj) : [];
-  admitQuota(store, type, obj);
+  checkQuota(store, type, obj);
   return warnings;
 }

@@ -12,7 +12,7 @@ import { badRequest, StatusError } from "./status.ts";
 import { execProgram, execStatus, notFoundStatus } from "./exec.ts";
 import { onlcr } from "./tty.ts";
 
-export const SUPPORTED_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+const SUPPORTED_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
 
 const STDIN = 0;
 const STDOUT = 1;

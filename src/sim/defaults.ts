@@ -25,7 +25,7 @@ function defaultContainer(c: KubeObject["spec"]): void {
   for (const p of c.ports ?? []) p.protocol ??= "TCP";
 }
 
-export function defaultPodSpec(spec: KubeObject["spec"]): void {
+function defaultPodSpec(spec: KubeObject["spec"]): void {
   spec.restartPolicy ??= "Always";
   spec.terminationGracePeriodSeconds ??= 30;
   spec.dnsPolicy ??= "ClusterFirst";

@@ -4,7 +4,7 @@ import * as v from "valibot";
 import type { RequestInfo } from "./request-info.ts";
 import { injected, type StatusError } from "./status.ts";
 
-export const VERBS = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"] as const;
+const VERBS = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"] as const;
 
 /** Matches requests: omitted fields match anything; `resource` is the plural (`pods`, `jobs`). */
 const Match = {

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 
-export const CONTEXT = "k8s-runner-sim";
+const CONTEXT = "k8s-runner-sim";
 
-export function kubeconfigYaml(server: string, namespace = "default"): string {
+function kubeconfigYaml(server: string, namespace = "default"): string {
   return stringify({
     apiVersion: "v1",
     kind: "Config",

@@ -60,7 +60,7 @@ export class StatusError extends Error {
   }
 }
 
-export function qualifiedResource(ref: ResourceRef): string {
+function qualifiedResource(ref: ResourceRef): string {
   return ref.group ? `${ref.plural}.${ref.group}` : ref.plural;
 }
 

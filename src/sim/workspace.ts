@@ -11,7 +11,7 @@ const EXCLUDED = new Set(["node_modules", ".telo", ".git"]);
 
 const Encoding = v.optional(v.picklist(["utf8", "base64"]), "utf8");
 
-export const ChangeSetSchema = v.object({
+const ChangeSetSchema = v.object({
   write: v.optional(v.array(v.object({ path: v.string(), content: v.string(), encoding: Encoding }))),
   delete: v.optional(v.array(v.string())),
 });
