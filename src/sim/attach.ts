@@ -20,12 +20,19 @@ const STDERR = 2;
 const ERROR = 3;
 const RESIZE = 4;
 const CLOSE = 255;
+const EXEC_START_MS = 20;
 
 function frame(channel: number, data: Buffer): Buffer {
   const out = Buffer.allocUnsafe(data.length + 1);
   out[0] = channel;
   data.copy(out, 1);
   return out;
+}
+
+/** The kubelet tells the client the streams are up with an empty frame on its first output channel. */
+function readySignal(send: (channel: number, data: Buffer) => void, stdout: boolean, stderr: boolean): void {
+  if (stdout) send(STDOUT, Buffer.alloc(0));
+  else if (stderr) send(STDERR, Buffer.alloc(0));
 }
 
 /** Answers a refused upgrade with its Status, before any WebSocket exists. */
@@ -97,6 +104,7 @@ export class AttachServer {
       const send = (channel: number, data: Buffer) => {
         if (ws.readyState === ws.OPEN) ws.send(frame(channel, data));
       };
+      readySignal(send, wantStdout, wantStderr);
       const detach = proc.attach({
         stdout: (d) => wantStdout && send(STDOUT, d),
         // With a tty, stderr is the terminal too; without, it is its own channel.
@@ -166,6 +174,7 @@ export class AttachServer {
       };
       ws.on("close", () => this.sessions.delete(ws));
       ws.on("error", () => ws.terminate());
+      readySignal(send, flag("stdout"), flag("stderr"));
       if (!program) {
         finish(notFoundStatus(command));
         return;
@@ -178,6 +187,9 @@ export class AttachServer {
         return;
       }
       void (async () => {
+        // A runtime takes a moment to start the process; output before the client has set up its
+        // streams could race client-go's stream setup, as it never does against a real kubelet.
+        await new Promise((r) => setTimeout(r, EXEC_START_MS));
         for (const step of program.steps) {
           if ("echo" in step) send(STDOUT, Buffer.from(step.echo));
           else if ("sleepMs" in step) await new Promise((r) => setTimeout(r, step.sleepMs));
