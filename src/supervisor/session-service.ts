@@ -142,6 +142,11 @@ export class SessionService {
     if (!session) return { status: 204 };
     session.userStopped = true;
     session.stopRequested.abort();
+    // A suspended session has no workload to stop: the stop ends it (it can no longer be resumed).
+    if (session.status.kind === "suspended") {
+      this.#emitStatus(session, { kind: "stopped" });
+      return { status: 204 };
+    }
     // Before the workload exists the launch path stops it as soon as it materialises.
     if (!session.workload) return { status: 204 };
     try {

@@ -195,6 +195,16 @@ describe("watch sessions", () => {
     await runner.client.deleteSession(sessionId);
   });
 
+  it("ends a suspended session on DELETE: it can no longer be resumed", async () => {
+    const { sessionId } = await runner.client.createSession(watchBody());
+    await waitFor(async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined, "the idle session to suspend");
+    await runner.client.deleteSession(sessionId);
+    const document = await runner.client.getSession(sessionId);
+    expect(document.status).toEqual({ kind: "stopped" });
+    expect(document.exitedAt).toBeDefined();
+    expect((await call(runner, "POST", `/v1/sessions/${sessionId}/resume`)).status).toBe(404);
+  });
+
   it("keeps a session up when its snapshot fails", async () => {
     const { sessionId } = await runner.client.createSession(watchBody({}, { snapshotError: "disk on fire" }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));
