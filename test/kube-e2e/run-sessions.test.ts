@@ -20,7 +20,9 @@ describe("run sessions on the simulated cluster", () => {
   });
 
   it("provisions, runs, echoes the terminal, resizes, reports reachability, and cleans up on stop", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ listen: true }, { ports: [{ port: 3000, protocol: "tcp" }] }));
+    const { sessionId } = await runner.client.createSession(
+      kubeSessionBody({ listen: true, "report-resize": true }, { ports: [{ port: 3000, protocol: "tcp" }] }),
+    );
     const untilReachable = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "reachability" && event.state === "reachable"));
     const provision = untilReachable.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message);
     expect(provision[0]).toBe("Scheduling");
@@ -33,6 +35,8 @@ describe("run sessions on the simulated cluster", () => {
     await terminal.send("hello pod\r");
     expect(textOf(await framesUntilText(terminal, "hello pod"))).toContain("hello pod");
     await terminal.resize(100, 40);
+    // The resize reaches the pod's terminal through both processes and the attach's resize channel.
+    expect(textOf(await framesUntilText(terminal, "resized to 100x40"))).toContain("resized to 100x40");
     terminal.close();
 
     await runner.client.deleteSession(sessionId);
