@@ -49,6 +49,13 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       },
     }),
 
+    validateAppName(name) {
+      // A watch pod names each app's container `app-<name>`, and container names are DNS labels.
+      const longest = 63 - APP_CONTAINER_PREFIX.length;
+      if (name.length <= longest) return undefined;
+      return `app name '${name}' is too long for this runner: at most ${longest} characters, since its container is named ${APP_CONTAINER_PREFIX}<name>`;
+    },
+
     validateConfig(sessionConfig) {
       const offered = options.picker?.offered();
       if (offered && !offered.includes(sessionConfig.image)) return notOfferedMessage(sessionConfig.image, offered);

@@ -39,6 +39,7 @@ export type AdmissionContext = {
   liveWatchSessions: number;
   defaultRegistryUrl: string | undefined;
   validateConfig: ((config: SessionPlan["config"]) => string | undefined) | undefined;
+  validateAppName: ((name: string) => string | undefined) | undefined;
 };
 
 const refuse = (status: number, error: string, message: string): Refusal => ({
@@ -104,7 +105,7 @@ export function planSession(
   }
 
   const apps = body.apps
-    ? resolveApps(body.apps)
+    ? resolveApps(body.apps, context.validateAppName)
     : [{ name: DEFAULT_APP_NAME, entryRelativePath: bundle.entryRelativePath, ports: body.ports ?? [], io: "tty" as const }];
   if (isRefusal(apps)) return apps;
 
@@ -169,6 +170,7 @@ export function planAppSession(
 /** App resolution (§3.4.1): names, reserved names, duplicates, entries, session-wide ports. */
 export function resolveApps(
   specs: { name: string; entryRelativePath: string; ports?: PortMapping[]; io?: "tty" | "streams" }[],
+  validateAppName?: (name: string) => string | undefined,
 ): Refusal | ResolvedApp[] {
   const resolved: ResolvedApp[] = [];
   const portOwners = new Map<string, string>();
@@ -176,6 +178,8 @@ export function resolveApps(
     if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(spec.name)) {
       return refuse(400, "invalid_app_name", `app name '${spec.name}' must be a DNS label (lowercase alphanumeric and '-')`);
     }
+    const backendRefusal = validateAppName?.(spec.name);
+    if (backendRefusal !== undefined) return refuse(400, "invalid_app_name", backendRefusal);
     if (spec.name === "workspace" || spec.name === "agent") {
       return refuse(400, "reserved_app_name", `app name '${spec.name}' is reserved by the runner`);
     }

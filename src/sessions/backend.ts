@@ -109,6 +109,8 @@ export type Backend = {
   describe(): BackendDescription;
   /** The backend's config gate: a refusal message, or undefined to accept. */
   validateConfig?(config: StartSpec["config"]): string | undefined;
+  /** The backend's limits on app names beyond the contract's: a refusal message, or undefined. */
+  validateAppName?(name: string): string | undefined;
   /** Called once on shutdown after every session was stopped. */
   close?(): Promise<void>;
 };

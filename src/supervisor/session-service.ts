@@ -240,7 +240,7 @@ export class SessionService {
     if (!(session instanceof Session)) return session;
     const workload = session.workload;
     if (!workload?.setApps) return noLiveWorkload;
-    const apps = resolveApps(body.apps);
+    const apps = resolveApps(body.apps, this.backend.validateAppName?.bind(this.backend));
     if (isRefusal(apps)) return apps;
     const added = apps.filter((app) => !session.apps.has(app.name));
     for (const app of added) session.addApp(app, "resume");
@@ -374,6 +374,7 @@ export class SessionService {
       liveWatchSessions: this.registry.liveWatchCount(),
       defaultRegistryUrl: this.config.defaultRegistryUrl,
       validateConfig: this.backend.validateConfig?.bind(this.backend),
+      validateAppName: this.backend.validateAppName?.bind(this.backend),
     };
   }
 

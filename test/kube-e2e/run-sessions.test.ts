@@ -90,6 +90,17 @@ describe("run sessions on the simulated cluster", () => {
     await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
   });
 
+  it("refuses app names too long for a container name with 400 invalid_app_name", async () => {
+    const name = "a".repeat(60);
+    const refused = await runner.client
+      .createSession(kubeSessionBody({}, { apps: [{ name, entryRelativePath: "telo.yaml" }] }))
+      .catch((error: { status: number; body: unknown }) => error);
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: "invalid_app_name", message: `app name '${name}' is too long for this runner: at most 59 characters, since its container is named app-<name>` },
+    });
+  });
+
   it("writes the hardened pod with its session record into the restricted namespace", async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { env: { GREETING: "hi" } }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));

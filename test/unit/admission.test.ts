@@ -11,6 +11,7 @@ const context = (overrides: Partial<AdmissionContext> = {}): AdmissionContext =>
   liveWatchSessions: 0,
   defaultRegistryUrl: undefined,
   validateConfig: undefined,
+  validateAppName: undefined,
   ...overrides,
 });
 
@@ -63,6 +64,16 @@ describe("planSession", () => {
 });
 
 describe("resolveApps", () => {
+  it("applies the backend's own name limits after the contract's", () => {
+    const tooLong = (name: string) => (name.length > 5 ? `app name '${name}' is too long` : undefined);
+    expect(resolveApps([{ name: "web-app", entryRelativePath: "a" }], tooLong)).toEqual({
+      status: 400,
+      body: { error: "invalid_app_name", message: "app name 'web-app' is too long" },
+    });
+    expect(resolveApps([{ name: "Web", entryRelativePath: "a" }], tooLong)).toMatchObject({ body: { message: expect.stringContaining("DNS label") } });
+    expect(resolveApps([{ name: "web", entryRelativePath: "a" }], tooLong)).toHaveLength(1);
+  });
+
   it("keys ports by protocol across the whole session, even within one app", () => {
     expect(resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }])).toMatchObject({
       status: 400,
