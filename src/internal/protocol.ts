@@ -34,9 +34,6 @@ export const ProbeMessageSchema = ProbeBodySchema;
 export const SetAppsMessageSchema = SetAppsBodySchema;
 export const WorkspaceApplyMessageSchema = WorkspaceChangeSetBodySchema;
 
-export const HelloSchema = v.object({ protocol: v.string(), version: v.string(), pid: v.number() });
-export type Hello = v.InferOutput<typeof HelloSchema>;
-
 /** A whole non-negative base-10 integer, else undefined (contract.md §5, §6.1). */
 export function parseCursor(raw: string | null | undefined): number | undefined {
   if (raw === null || raw === undefined || !/^\d+$/.test(raw.trim())) return undefined;
@@ -45,7 +42,6 @@ export function parseCursor(raw: string | null | undefined): number | undefined 
 }
 
 export const internalPaths = {
-  hello: "/internal/hello",
   capabilities: "/internal/capabilities",
   probe: "/internal/probe",
   sessions: "/internal/sessions",

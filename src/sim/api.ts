@@ -19,7 +19,6 @@ import type { Store } from "./store.ts";
 import { renderTable, wantsTable } from "./table.ts";
 
 const NAMESPACE = lookupType("", "v1", "namespaces")!;
-const POD = lookupType("", "v1", "pods")!;
 /** Types whose DELETE answers with the object rather than a Status (as their registries do). */
 const RETURNS_DELETED_OBJECT = new Set(["pods", "services", "namespaces"]);
 

@@ -7,7 +7,7 @@ import { behaviourFor, imageFailsToPull } from "./behaviour.ts";
 import { ContainerProcess, type ExitStatus } from "./container.ts";
 import type { EventRecorder, Involved } from "./events.ts";
 import { driveKernel, inspectPort, KernelDebugStream } from "./kernel-debug.ts";
-import { listenContainerPort, type Closable } from "./listeners.ts";
+import { listenContainerPort } from "./listeners.ts";
 import { type KubeObject, timestamp } from "./object.ts";
 import { lookupType } from "./resources.ts";
 import type { Store } from "./store.ts";

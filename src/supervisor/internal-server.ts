@@ -43,10 +43,9 @@ function parsed<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOu
   return result.output;
 }
 
-function routes(service: SessionService, version: string): Route[] {
+function routes(service: SessionService): Route[] {
   const id = "([^/]+)";
   return [
-    { method: "GET", pattern: /^\/internal\/hello$/, handle: () => ({ status: 200, body: { protocol: INTERNAL_PROTOCOL_VERSION, version, pid: process.pid } }) },
     { method: "GET", pattern: /^\/internal\/capabilities$/, handle: () => service.capabilities() },
     { method: "POST", pattern: /^\/internal\/probe$/, handle: async ({ body }) => service.probe(parsed(ProbeMessageSchema, await body()).config) },
     {
@@ -145,11 +144,10 @@ export type InternalServer = { server: Server; close(): Promise<void> };
 export async function startInternalServer(options: {
   socketPath: string;
   service: SessionService;
-  version: string;
   log: Logger;
 }): Promise<InternalServer> {
   const { service, log } = options;
-  const table = routes(service, options.version);
+  const table = routes(service);
 
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://supervisor");

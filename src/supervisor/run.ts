@@ -28,7 +28,6 @@ export async function runSupervisor(options: {
   const internal = await startInternalServer({
     socketPath: options.config.internalSocketPath,
     service,
-    version: RUNNER_VERSION,
     log: options.log,
   });
   service.startWatchSupervisor();

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "undici";
 import { type RunnerUnderTest, sessionBody, startRunner, waitFor } from "../support/processes.ts";
-import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { eventsOf, eventsUntil, framesToClose, framesUntilText, textOf } from "../support/streams.ts";
 
 describe("SSE and WebSocket", () => {
   let runner: RunnerUnderTest;

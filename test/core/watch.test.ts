@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunnerUnderTest, sessionBody, startRunner, waitFor } from "../support/processes.ts";
-import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { eventsOf, eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 
 async function call(runner: RunnerUnderTest, method: string, path: string, body?: unknown) {
   const response = await fetch(`${runner.baseUrl}${path}`, {
