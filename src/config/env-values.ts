@@ -63,20 +63,6 @@ export function booleanVar(name: string, fallback: boolean) {
   );
 }
 
-/** One of `choices`; unset or blank → `fallback`. */
-export function enumVar<const C extends string>(name: string, choices: readonly C[], fallback: C) {
-  return v.pipe(
-    rawEnvValue,
-    v.rawTransform(({ dataset, addIssue, NEVER }) => {
-      const trimmed = dataset.value?.trim() ?? "";
-      if (trimmed === "") return fallback;
-      if ((choices as readonly string[]).includes(trimmed)) return trimmed as C;
-      addIssue({ message: `${name} must be one of ${choices.join(", ")}, got '${dataset.value}'.` });
-      return NEVER;
-    }),
-  );
-}
-
 /** TCP port parsed raw (PORT="" is refused, not defaulted); unset → `fallback`. */
 export function portVar(name: string, fallback: number) {
   return v.pipe(

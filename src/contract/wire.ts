@@ -45,14 +45,6 @@ export const RunBundleSchema = v.object({
 });
 export type RunBundle = v.InferOutput<typeof RunBundleSchema>;
 
-export const SessionAppSpecSchema = v.object({
-  name: v.pipe(v.string(), v.minLength(1), v.maxLength(63)),
-  entryRelativePath: v.pipe(v.string(), v.minLength(1)),
-  ports: v.optional(v.array(PortMappingSchema)),
-  io: v.optional(IoModeSchema),
-});
-export type SessionAppSpec = v.InferOutput<typeof SessionAppSpecSchema>;
-
 /** An app as the session holds it: every field resolved (contract.md §3.4.1). */
 export const ResolvedAppSchema = v.object({
   name: v.string(),
@@ -61,14 +53,6 @@ export const ResolvedAppSchema = v.object({
   io: IoModeSchema,
 });
 export type ResolvedApp = v.InferOutput<typeof ResolvedAppSchema>;
-
-/** SessionConfig; extra keys are passed through to the backend (contract.md §3.4). */
-export const SessionConfigSchema = v.looseObject({
-  image: v.pipe(v.string(), v.minLength(1)),
-  pullPolicy: PullPolicySchema,
-  registryUrl: v.optional(v.pipe(v.string(), v.minLength(1))),
-});
-export type SessionConfig = v.InferOutput<typeof SessionConfigSchema>;
 
 export const ProbeConfigSchema = v.object({
   image: v.pipe(v.string(), v.minLength(1)),

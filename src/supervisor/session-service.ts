@@ -16,7 +16,7 @@ import type {
   WorkspaceChangeSetBody,
 } from "../contract/requests.ts";
 import { internalError } from "../contract/validation.ts";
-import type { ProbeConfig, RunEvent, RunStatus } from "../contract/wire.ts";
+import { type ProbeConfig, type RunEvent, type RunStatus, isEventFrame } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
 import {
   type AdmissionContext,
@@ -464,7 +464,7 @@ export class SessionService {
       onDebug: (app, frame) => {
         const channel = session.apps.get(app);
         if (!channel) return;
-        if (frame.kind !== "log" && frame.kind !== "record") append({ type: "debug", app, frame });
+        if (isEventFrame(frame)) append({ type: "debug", app, frame });
         for (const event of channel.run.onFrame(frame, Date.now())) append(event);
       },
       onReachability: (app, port, state) => append({ type: "reachability", app, port, state }),
