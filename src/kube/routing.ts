@@ -50,7 +50,11 @@ export interface Router {
   /** Create-or-replace the session's routing objects for exactly `ports`; one host per tcp port, in order. */
   publish(input: PublishInput): Promise<PublishedHost[]>;
   /** Polls until every host is settled, the route-ready deadline passes, or `signal` aborts; reports to the log. */
-  watchRouteHealth(sessionId: string, hosts: PublishedHost[], signal: AbortSignal): void;
+  /**
+   * Follows route health to the log; `onReadError` also hears the first read error's line
+   * (run sessions write it to the terminal, kubernetes.md §2.6).
+   */
+  watchRouteHealth(sessionId: string, hosts: PublishedHost[], signal: AbortSignal, onReadError?: (line: string) => void): void;
 }
 
 /**
@@ -180,6 +184,7 @@ interface HealthWatch {
   /** Why a host still pending at the deadline is unprogrammed, when no read error explains it. */
   unclaimedReason: string;
   log: Logger;
+  onReadError: ((line: string) => void) | undefined;
 }
 
 /** False when aborted during the pause. */
@@ -209,7 +214,11 @@ async function followRouteHealth(watch: HealthWatch): Promise<void> {
       const reading = readings[index]!;
       if ("error" in reading) {
         readError = reading.error;
-        if (!readErrorReported) log.warn(routeReadErrorLine(reading.error), { sessionId, layer, host, port });
+        if (!readErrorReported) {
+          const line = routeReadErrorLine(reading.error);
+          log.warn(line, { sessionId, layer, host, port });
+          watch.onReadError?.(line);
+        }
         readErrorReported = true;
         unsettled.push({ host, port });
         return;
@@ -315,12 +324,13 @@ function ingressRouter(decision: IngressDecision, context: LayerContext): Router
       });
       return publishedHosts(sessionId, ports, decision.baseDomain);
     },
-    watchRouteHealth(sessionId, hosts, signal) {
+    watchRouteHealth(sessionId, hosts, signal, onReadError) {
       void followRouteHealth({
         sessionId,
         layer: "ingress",
         hosts,
         signal,
+        onReadError,
         deadlineMs: context.readyTimeoutMs,
         unclaimedReason: ingressUnclaimedReason(decision.ingressClass, namespace),
         log,
@@ -384,12 +394,13 @@ function gatewayRouter(decision: GatewayDecision, context: LayerContext): Router
       if (notRemoved) throw notRemoved.reason;
       return publishedHosts(sessionId, ports, decision.baseDomain);
     },
-    watchRouteHealth(sessionId, hosts, signal) {
+    watchRouteHealth(sessionId, hosts, signal, onReadError) {
       void followRouteHealth({
         sessionId,
         layer: "gateway",
         hosts,
         signal,
+        onReadError,
         deadlineMs: context.readyTimeoutMs,
         unclaimedReason: httpRouteUnclaimedReason(decision.gateway, namespace),
         log,

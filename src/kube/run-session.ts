@@ -279,7 +279,7 @@ export class RunSession {
         replace: false,
       });
       const hosts = await router.publish({ sessionId: this.#spec.sessionId, ports: this.#app.ports, owner });
-      router.watchRouteHealth(this.#spec.sessionId, hosts, this.#abort.signal);
+      router.watchRouteHealth(this.#spec.sessionId, hosts, this.#abort.signal, (line) => this.#say(line));
     } catch (error) {
       this.#say(`could not publish the session route: ${apiReason(error)}`);
     }

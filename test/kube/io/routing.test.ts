@@ -256,8 +256,9 @@ describe("Ingress layer", () => {
     const r = await router();
     const hosts = await r.publish({ sessionId: SESSION, ports: [tcp(8080)], owner });
     c.cluster.faults.failNext({ verb: "get", resource: "ingresses", namespace, code: 503, count: 1000 });
+    const heard: string[] = [];
     try {
-      r.watchRouteHealth(SESSION, hosts, new AbortController().signal);
+      r.watchRouteHealth(SESSION, hosts, new AbortController().signal, (line) => heard.push(line));
       await waitFor("the deadline", () => verdicts(lines).some(([, message]) => message === "session route unprogrammed"));
     } finally {
       c.cluster.faults.clear();
@@ -267,6 +268,8 @@ describe("Ingress layer", () => {
       ["warn", `could not read route status: ${failure}`, 8080, undefined],
       ["warn", "session route unprogrammed", 8080, `route status could not be read: ${failure}`],
     ]);
+    // The caller (a run session's terminal) hears the first read error once, too.
+    expect(heard).toEqual([`could not read route status: ${failure}`]);
   });
 
   it("stops silently when aborted", async () => {
