@@ -5,14 +5,14 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { CoreV1Api } from "@kubernetes/client-node";
 import { loadCoreConfig } from "./config/core.ts";
 import { loadKubeConfig } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
 import { startApiServer } from "./api/server.ts";
 import { configuredCluster } from "./kube/cluster.ts";
 import { createLogger } from "./log.ts";
-import { type SimulatedCluster, startSimulatedCluster } from "./sim/index.ts";
+import { startLocalCluster } from "./local-cluster.ts";
+import type { SimulatedCluster } from "./sim/index.ts";
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 
@@ -22,7 +22,13 @@ const log = createLogger("runner", core.logLevel);
 
 let simulated: SimulatedCluster | undefined;
 if (!configuredCluster(env)) {
-  simulated = await startEmbeddedCluster(env);
+  const local = await startLocalCluster(env);
+  simulated = local.cluster;
+  Object.assign(env, local.env);
+  process.stderr.write(
+    `\n  *** No Kubernetes cluster is configured: running against the EMBEDDED SIMULATED CLUSTER at ${simulated.url}.\n` +
+      `  *** Nothing runs in a real cluster. kubeconfig: ${simulated.kubeconfigPath}\n\n`,
+  );
 }
 exitOnConfigError(() => loadKubeConfig(env));
 
@@ -70,30 +76,3 @@ async function shutdown(exitCode = 0): Promise<void> {
 
 process.once("SIGTERM", () => void shutdown());
 process.once("SIGINT", () => void shutdown());
-
-/**
- * The embedded simulated cluster, with the namespaces the manifests would create (the session
- * namespace enforcing the restricted Pod Security profile). Its kubeconfig and the settings a
- * local run needs go into the supervisor's environment.
- */
-async function startEmbeddedCluster(target: NodeJS.ProcessEnv): Promise<SimulatedCluster> {
-  const cluster = await startSimulatedCluster();
-  const sessionNamespace = target.RUNNER_SESSION_NAMESPACE?.trim() || "telo-sessions";
-  const buildNamespace = target.RUNNER_BUILD_NAMESPACE?.trim() || "telo-builds";
-  const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
-  for (const [name, level] of [[sessionNamespace, "restricted"], [buildNamespace, "baseline"]] as const) {
-    await core.createNamespace({
-      body: { metadata: { name, labels: { "pod-security.kubernetes.io/enforce": level, "pod-security.kubernetes.io/warn": level } } },
-    });
-  }
-  target.KUBECONFIG = cluster.kubeconfigPath;
-  target.RUNNER_SIMULATED_CLUSTER = "true";
-  target.RUNNER_SELF_URL ??= `http://127.0.0.1:${target.RUNNER_BUNDLE_PORT?.trim() || "8063"}`;
-  // Docker Hub is not the simulated cluster's business: offer the default image only.
-  target.RUNNER_BASE_IMAGE_CATALOG_ENABLED ??= "false";
-  process.stderr.write(
-    `\n  *** No Kubernetes cluster is configured: running against the EMBEDDED SIMULATED CLUSTER at ${cluster.url}.\n` +
-      `  *** Nothing runs in a real cluster. kubeconfig: ${cluster.kubeconfigPath}\n\n`,
-  );
-  return cluster;
-}

@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { RunnerClient } from "../../src/client/index.ts";
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/index.ts";
+import { startLocalCluster } from "../../src/local-cluster.ts";
+import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { compiledEntry } from "./build.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -102,25 +103,20 @@ function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<
  * runner variables; the session cap is lifted so the scale sections are not refused.
  */
 export async function startBenchRunner(options: { mode: EntryMode; env?: Record<string, string> }): Promise<BenchRunner> {
-  const sim = await startSimulatedCluster({ podStartDelayMs: 0 });
-  const kubeConfig = sim.kubeConfig();
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  for (const [name, level] of [[SESSION_NAMESPACE, "restricted"], ["telo-builds", "baseline"]] as const) {
-    await core.createNamespace({ body: { metadata: { name, labels: { "pod-security.kubernetes.io/enforce": level } } } });
-  }
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-bench-"));
   const [port, bundlePort] = [await freePort(), await freePort()];
-  const env: Record<string, string> = {
-    PORT: String(port),
-    RUNNER_BUNDLE_PORT: String(bundlePort),
-    RUNNER_SELF_URL: `http://127.0.0.1:${bundlePort}`,
-    RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"),
-    KUBECONFIG: sim.kubeconfigPath,
-    RUNNER_SIMULATED_CLUSTER: "true",
-    RUNNER_BASE_IMAGE_CATALOG_ENABLED: "false",
-    RUNNER_MAX_SESSIONS: "10000",
-    ...options.env,
-  };
+  const { cluster: sim, env } = await startLocalCluster(
+    {
+      PORT: String(port),
+      RUNNER_BUNDLE_PORT: String(bundlePort),
+      RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"),
+      RUNNER_MAX_SESSIONS: "10000",
+      ...options.env,
+    },
+    { podStartDelayMs: 0 },
+  );
+  const kubeConfig = sim.kubeConfig();
+  const core = kubeConfig.makeApiClient(CoreV1Api);
   const baseUrl = `http://127.0.0.1:${port}`;
   let supervisor: Child | undefined;
   let api: Child | undefined;

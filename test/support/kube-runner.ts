@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, NetworkingV1Api } from "@kubernetes/client-node";
 import { RunnerClient } from "../../src/client/index.ts";
-import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "../../src/sim/index.ts";
+import { startLocalCluster } from "../../src/local-cluster.ts";
+import type { SimulatedCluster, SimulatedClusterOptions } from "../../src/sim/index.ts";
 import { capturedStderr, freePort, spawnTs, stopChild, waitFor } from "./processes.ts";
 
 export const SESSION_NAMESPACE = "telo-sessions";
@@ -30,24 +31,14 @@ export type KubeRunner = {
 };
 
 export async function startKubeRunner(options: { env?: Record<string, string>; sim?: SimulatedClusterOptions } = {}): Promise<KubeRunner> {
-  const sim = await startSimulatedCluster({ podStartDelayMs: 20, backoffMs: 200, ...options.sim });
-  const core = sim.kubeConfig().makeApiClient(CoreV1Api);
-  const networking = sim.kubeConfig().makeApiClient(NetworkingV1Api);
-  for (const [name, level] of [[SESSION_NAMESPACE, "restricted"], ["telo-builds", "baseline"]] as const) {
-    await core.createNamespace({ body: { metadata: { name, labels: { "pod-security.kubernetes.io/enforce": level } } } });
-  }
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-kube-"));
   const [port, bundlePort] = [await freePort(), await freePort()];
-  const env: Record<string, string> = {
-    PORT: String(port),
-    RUNNER_BUNDLE_PORT: String(bundlePort),
-    RUNNER_SELF_URL: `http://127.0.0.1:${bundlePort}`,
-    RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"),
-    KUBECONFIG: sim.kubeconfigPath,
-    RUNNER_SIMULATED_CLUSTER: "true",
-    RUNNER_BASE_IMAGE_CATALOG_ENABLED: "false",
-    ...options.env,
-  };
+  const { cluster: sim, env } = await startLocalCluster(
+    { PORT: String(port), RUNNER_BUNDLE_PORT: String(bundlePort), RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"), ...options.env },
+    { podStartDelayMs: 20, backoffMs: 200, ...options.sim },
+  );
+  const core = sim.kubeConfig().makeApiClient(CoreV1Api);
+  const networking = sim.kubeConfig().makeApiClient(NetworkingV1Api);
   const baseUrl = `http://127.0.0.1:${port}`;
   let api: ChildProcess | undefined;
   let supervisor: ChildProcess | undefined;
