@@ -1,5 +1,6 @@
-// What the apiserver checks before it stores an object: name rules and the official schema
-// (422 Invalid), Pod Security for pods (403), then ResourceQuota (403), in that order.
+// What the apiserver checks before it stores an object: the RuntimeClass of a pod (403, a
+// mutating plugin, so first), name rules and the official schema (422 Invalid), Pod Security
+// for pods (403), then ResourceQuota (403), in that order.
 import { validateAgainstSchema, formatInvalidMessage, type SchemaCause } from "./admission/schema.ts";
 import { podSecurityViolations, podSecurityForbiddenMessage, enforcedLevel } from "./admission/pod-security.ts";
 import type { KubeObject } from "./object.ts";
@@ -7,6 +8,7 @@ import type { ResourceType } from "./resources.ts";
 import { StatusError, type StatusDetails } from "./status.ts";
 import type { Store } from "./store.ts";
 import { checkQuota } from "./quota.ts";
+import { admitRuntimeClass } from "./admission/runtime-class.ts";
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -120,8 +122,9 @@ function admitPodSecurity(store: Store, namespaceType: ResourceType, obj: KubeOb
   return warned.length > 0 ? [`would violate PodSecurity "${warnLevel}:latest": ${warned.join(", ")}`] : [];
 }
 
-/** Everything a create goes through after defaulting: schema, Pod Security, quota. Returns warnings. */
+/** Everything a create goes through after defaulting: RuntimeClass, schema, Pod Security, quota. Returns warnings. */
 export function admitNew(store: Store, type: ResourceType, namespaceType: ResourceType, obj: KubeObject): string[] {
+  if (type.kind === "Pod") admitRuntimeClass(store, obj);
   validateObject(type, obj);
   const warnings = type.kind === "Pod" || type.kind === "Job" ? admitPodSecurity(store, namespaceType, obj) : [];
   checkQuota(store, type, obj);

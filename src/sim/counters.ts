@@ -1,6 +1,7 @@
 // Request accounting for tests and benchmarks: counts by "verb resource[/subresource]" and the
-// raw RBAC tuple of every request, so deployment tests can check calls against Role rules.
-import type { RequestInfo, Verb } from "./request-info.ts";
+// RBAC tuples every request is authorized against, so deployment tests can check calls against
+// Role rules.
+import { authorizedVerbs, type RequestInfo, type Verb } from "./request-info.ts";
 
 export interface RecordedRequest {
   verb: Verb;
@@ -20,11 +21,14 @@ export class RequestCounters {
   record(info: RequestInfo): void {
     const key = `${info.verb} ${info.type.plural}${info.subresource ? `/${info.subresource}` : ""}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-    if (this.recorded.length >= MAX_RECORDED) return;
-    const r: RecordedRequest = { verb: info.verb, apiGroup: info.type.group, resource: info.type.plural };
-    if (info.subresource) r.subresource = info.subresource;
-    if (info.namespace) r.namespace = info.namespace;
-    this.recorded.push(r);
+    // One tuple per authorization check: a WebSocket attach is checked as get and as create.
+    for (const verb of authorizedVerbs(info)) {
+      if (this.recorded.length >= MAX_RECORDED) return;
+      const r: RecordedRequest = { verb, apiGroup: info.type.group, resource: info.type.plural };
+      if (info.subresource) r.subresource = info.subresource;
+      if (info.namespace) r.namespace = info.namespace;
+      this.recorded.push(r);
+    }
   }
 
   snapshot(): Record<string, number> {

@@ -14,6 +14,15 @@ export interface RequestInfo {
   query: URLSearchParams;
 }
 
+/**
+ * The verbs RBAC checks for a request: its own, and for pods/attach and pods/exec also `create`,
+ * which kube-apiserver 1.36 demands of a WebSocket upgrade (a GET) before it connects the stream
+ * (feature AuthorizePodWebsocketUpgradeCreatePermission, on by default): `get` alone is 403.
+ */
+export function authorizedVerbs(info: RequestInfo): Verb[] {
+  const streaming = info.type.plural === "pods" && (info.subresource === "attach" || info.subresource === "exec");
+  return streaming && info.verb === "get" ? ["get", "create"] : [info.verb];
+}
 
 export function parseRequestInfo(method: string, url: URL): RequestInfo | undefined {
   const parts = url.pathname.split("/").filter((p) => p !== "").map(decodeURIComponent);

@@ -91,6 +91,7 @@ const COLUMNS: Record<string, Column[]> = {
     { name: "Message", type: "string", cell: (o) => o.message ?? "" },
   ],
   Namespace: [NAME, { name: "Status", type: "string", cell: (o) => o.status?.phase ?? "Active" }, AGE],
+  RuntimeClass: [NAME, { name: "Handler", type: "string", cell: (o) => o.handler ?? "" }, AGE],
   ConfigMap: [NAME, { name: "Data", type: "integer", cell: (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length }, AGE],
 };
 

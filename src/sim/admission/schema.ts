@@ -27,6 +27,7 @@ import { Lease } from "kubernetes-models/coordination.k8s.io/v1/Lease";
 import { Event as EventsEvent } from "kubernetes-models/events.k8s.io/v1/Event";
 import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { IngressClass } from "kubernetes-models/networking.k8s.io/v1/IngressClass";
+import { RuntimeClass } from "kubernetes-models/node.k8s.io/v1/RuntimeClass";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
@@ -61,6 +62,7 @@ const MODELS: ReadonlyArray<readonly [apiVersion: string, kind: string, model: M
   ["networking.k8s.io/v1", "Ingress", Ingress],
   ["networking.k8s.io/v1", "IngressClass", IngressClass],
   ["networking.k8s.io/v1", "NetworkPolicy", NetworkPolicy],
+  ["node.k8s.io/v1", "RuntimeClass", RuntimeClass],
   ["rbac.authorization.k8s.io/v1", "Role", Role],
   ["rbac.authorization.k8s.io/v1", "RoleBinding", RoleBinding],
   ["rbac.authorization.k8s.io/v1", "ClusterRole", ClusterRole],
