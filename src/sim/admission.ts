@@ -25,6 +25,23 @@ export function invalidError(obj: KubeObject, causes: SchemaCause[]): StatusErro
   return new StatusError(422, "Invalid", formatInvalidMessage(obj, causes), details);
 }
 
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+const CONFIG_KEY_MSG = `a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`;
+
+/** ConfigMap and Secret keys become file names in a volume: the apiserver's IsConfigMapKey. */
+function dataKeyCauses(field: string, data: Record<string, unknown> | undefined): SchemaCause[] {
+  const causes: SchemaCause[] = [];
+  for (const key of Object.keys(data ?? {})) {
+    const path = `${field}[${key}]`;
+    if (key.length > 253) causes.push(invalidValue(path, key, "must be no more than 253 characters"));
+    if (!CONFIG_KEY.test(key)) causes.push(invalidValue(path, key, CONFIG_KEY_MSG));
+    if (key === ".") causes.push(invalidValue(path, key, "must not be '.'"));
+    else if (key === "..") causes.push(invalidValue(path, key, "must not be '..'"));
+    else if (key.startsWith("..")) causes.push(invalidValue(path, key, "must not start with '..'"));
+  }
+  return causes;
+}
+
 function invalidValue(field: string, value: unknown, why: string): SchemaCause {
   return { field, reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
@@ -86,8 +103,17 @@ function semanticCauses(obj: KubeObject): SchemaCause[] {
     }
     case "ConfigMap":
     case "Secret": {
+      // A Secret's stringData is merged into data before validation, so its keys are reported there.
+      const causes = obj.kind === "ConfigMap" ? [...dataKeyCauses("data", obj.data), ...dataKeyCauses("binaryData", obj.binaryData)] : dataKeyCauses("data", { ...obj.data, ...obj.stringData });
       const size = JSON.stringify(obj.data ?? {}).length + JSON.stringify(obj.binaryData ?? obj.stringData ?? {}).length;
-      return size > 1024 * 1024 ? [{ field: "", reason: "FieldValueTooLong", message: `Too long: must have at most 1048576 bytes` }] : [];
+      if (size > 1024 * 1024) causes.push({ field: "", reason: "FieldValueTooLong", message: `Too long: must have at most 1048576 bytes` });
+      return causes;
+    }
+    case "Service": {
+      // Only a headless or ExternalName Service may have no ports.
+      const s = obj.spec ?? {};
+      const portless = !Array.isArray(s.ports) || s.ports.length === 0;
+      return portless && s.clusterIP !== "None" && s.type !== "ExternalName" ? [{ field: "spec.ports", reason: "FieldValueRequired", message: "Required value" }] : [];
     }
     default:
       return [];

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
 import { admitNew, invalidError, validateObject } from "./admission.ts";
-import { applyCreateDefaults } from "./defaults.ts";
+import { applyCreateDefaults, defaultTolerations } from "./defaults.ts";
 import { deleteObject, finishIfFinalized, type DeleteOptions } from "./deletion.ts";
 import { readBody, readBodyBytes, sendJson } from "./http-util.ts";
 import { decodeProtobufObject, PROTOBUF, UnknownProtobufField } from "./protobuf.ts";
@@ -307,6 +307,7 @@ export class ResourceApi {
         if (current.status !== undefined) updated.status = current.status;
         else delete updated.status;
       }
+      if (type.kind === "Pod") defaultTolerations((updated.spec ??= {}));
       if (type.generation && specOf(updated) !== specOf(current)) updated.metadata.generation = (current.metadata.generation ?? 1) + 1;
       this.checkImmutable(type, current, updated);
     }
@@ -355,6 +356,10 @@ export class ResourceApi {
       }
       s.type ??= "ClusterIP";
       s.sessionAffinity ??= "None";
+      // What the allocator and defaulting chose on create stays when an update leaves it out.
+      s.ipFamilies ??= current.spec?.ipFamilies;
+      s.ipFamilyPolicy ??= current.spec?.ipFamilyPolicy;
+      s.internalTrafficPolicy ??= "Cluster";
     }
     if (type.kind === "Job" && JSON.stringify(current.spec?.template) !== JSON.stringify(next.spec?.template)) {
       throw invalidError(next, [{ field: "spec.template", reason: "FieldValueInvalid", message: "Invalid value: ...: field is immutable" }]);

@@ -9,6 +9,7 @@ import type { Kubelet } from "./kubelet.ts";
 import { pickContainer } from "./logs.ts";
 import type { KubeObject } from "./object.ts";
 import { badRequest, StatusError } from "./status.ts";
+import { runScript } from "./commands.ts";
 import { execProgram, execStatus, notFoundStatus } from "./exec.ts";
 import { onlcr } from "./tty.ts";
 
@@ -157,10 +158,8 @@ export class AttachServer {
       refuse(socket, err);
       return;
     }
-    const { name } = prepared;
-    const spec = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c: { name: string }) => c.name === name);
-    const env = Object.fromEntries((spec?.env ?? []).filter((e: { value?: string }) => typeof e.value === "string").map((e: { name: string; value: string }) => [e.name, e.value]));
-    const program = execProgram(command, { env, hostname: pod.metadata.name });
+    const { proc } = prepared;
+    const program = execProgram(command, { env: proc.options.env, hostname: pod.metadata.name });
     const flag = (k: string) => query.get(k) === "true" || query.get(k) === "1";
     const tty = flag("tty");
     this.wss.handleUpgrade(req, socket, head, (ws) => {
@@ -186,16 +185,20 @@ export class AttachServer {
         });
         return;
       }
+      const ended = new AbortController();
+      ws.on("close", () => ended.abort());
       void (async () => {
         // A runtime takes a moment to start the process; output before the client has set up its
         // streams could race client-go's stream setup, as it never does against a real kubelet.
         await new Promise((r) => setTimeout(r, EXEC_START_MS));
-        for (const step of program.steps) {
-          if ("echo" in step) send(STDOUT, Buffer.from(step.echo));
-          else if ("sleepMs" in step) await new Promise((r) => setTimeout(r, step.sleepMs));
-          else return finish(execStatus(command, step.exit));
-        }
-        finish(execStatus(command, 0));
+        const code = await runScript(program.script, {
+          stdout: (b) => send(STDOUT, b),
+          stderr: (b) => send(tty ? STDOUT : STDERR, b),
+          sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+          fs: proc.options.fs,
+          signal: ended.signal,
+        });
+        finish(execStatus(command, code));
       })();
     });
   }

@@ -3,9 +3,11 @@
 // (ports, kernel debug stream, workspace surface) are started by the kubelet beside it.
 import { EventEmitter } from "node:events";
 import type { ContainerBehaviour } from "./behaviour.ts";
-import { download, downloadUrl } from "./download.ts";
-import { imageProgram, interpret, type Step } from "./script.ts";
+import { runScript } from "./commands.ts";
+import type { ContainerFs } from "./container-fs.ts";
+import { imageProgram } from "./image-program.ts";
 import { LogBuffer } from "./logbuffer.ts";
+import { parseCommandLine, type Script } from "./shell.ts";
 import { LineDiscipline, onlcr } from "./tty.ts";
 
 export interface ExitStatus {
@@ -28,9 +30,13 @@ export interface ContainerOptions {
   stdinOnce: boolean;
   /** Long-running by nature (listens on ports, serves a debug stream or the workspace). */
   server: boolean;
-  /** The command line and image, for programs recognised by them (a `wget` download, Kaniko). */
+  /** The command line (after the kubelet's `$(VAR)` expansion) and image, for programs recognised by them. */
   argv: string[];
   image: string;
+  /** The container's environment, which its shell expands `$VAR` from. */
+  env: Record<string, string>;
+  /** Its volumes and root filesystem. */
+  fs: ContainerFs;
   logLimitBytes: number;
 }
 
@@ -42,6 +48,8 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   private readonly discipline?: LineDiscipline;
   private stdinOpen: boolean;
   private timer?: NodeJS.Timeout;
+  /** A program other than the default `cat` runs (a script, a scripted exit): EOF on stdin does not end it. */
+  private program = false;
   private status?: ExitStatus;
 
   constructor(
@@ -75,8 +83,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     if (b.output) this.print("stdout", Buffer.from(b.output));
     if (b.stderr) this.print("stderr", Buffer.from(b.stderr));
     const scripted = b["exit-code"] !== undefined || b["run-ms"] !== undefined || b.oom || b.crash;
-    const url = downloadUrl(this.options.argv);
-    const steps = interpret(this.options.argv) ?? imageProgram(this.options.image, this.options.argv);
+    const script = parseCommandLine(this.options.argv, this.options.env) ?? imageProgram(this.options.image, this.options.argv);
     if (scripted) {
       const status: ExitStatus = b.oom
         ? { exitCode: 137, reason: "OOMKilled" }
@@ -84,34 +91,29 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
           ? { exitCode: 139, reason: "Error" }
           : { exitCode: b["exit-code"] ?? 0, reason: (b["exit-code"] ?? 0) === 0 ? "Completed" : "Error" };
       if (b.crash) this.print("stderr", Buffer.from("Segmentation fault (core dumped)\n"));
+      this.program = true;
       this.timer = setTimeout(() => this.exit(status), b["run-ms"] ?? 0);
-    } else if (url !== undefined) {
-      const aborted = new AbortController();
-      this.once("exit", () => aborted.abort());
-      void download(url, this.options.argv, aborted.signal).then((r) => {
-        if (r.stderr) this.print("stderr", Buffer.from(r.stderr));
-        this.exit({ exitCode: r.exitCode, reason: r.exitCode === 0 ? "Completed" : "Error" });
-      });
-    } else if (steps !== undefined) {
-      void this.run(steps);
+    } else if (script !== undefined) {
+      void this.run(script);
     } else if (!this.options.stdin && !this.options.server) {
       // `cat` with no stdin reads EOF at once: a plain container without stdin just completes.
       setImmediate(() => this.exit({ exitCode: 0, reason: "Completed" }));
     }
   }
 
-  /** Runs recognised shell steps; `exit` (or the end) ends the container, as `sh -c` would. */
-  private async run(steps: Step[]): Promise<void> {
-    for (const s of steps) {
-      if (!this.running) return;
-      if ("echo" in s) this.print("stdout", Buffer.from(s.echo));
-      else if ("sleepMs" in s) await new Promise((r) => (this.timer = setTimeout(r, s.sleepMs)));
-      else {
-        this.exit({ exitCode: s.exit, reason: s.exit === 0 ? "Completed" : "Error" });
-        return;
-      }
-    }
-    this.exit({ exitCode: 0, reason: "Completed" });
+  /** Runs the command line's script; its end (or `exit`) ends the container, as `sh -c` would. */
+  private async run(script: Script): Promise<void> {
+    this.program = true;
+    const ended = new AbortController();
+    this.once("exit", () => ended.abort());
+    const code = await runScript(script, {
+      stdout: (b) => this.print("stdout", b),
+      stderr: (b) => this.print("stderr", b),
+      sleep: (ms) => new Promise((r) => (this.timer = setTimeout(r, ms))),
+      fs: this.options.fs,
+      signal: ended.signal,
+    });
+    this.exit({ exitCode: code, reason: code === 0 ? "Completed" : "Error" });
   }
 
   /** Program output: through ONLCR on a terminal, into the log and to attached clients. */
@@ -141,7 +143,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   closeStdin(): void {
     if (!this.stdinOpen) return;
     this.stdinOpen = false;
-    if (!this.options.server && this.timer === undefined) this.exit({ exitCode: 0, reason: "Completed" });
+    if (!this.options.server && !this.program) this.exit({ exitCode: 0, reason: "Completed" });
   }
 
   /** An attach session ended: stdin closes only for stdinOnce containers. */

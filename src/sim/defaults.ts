@@ -44,6 +44,21 @@ function defaultPodSpec(spec: KubeObject["spec"]): void {
   }
 }
 
+const DEFAULT_TOLERATION_SECONDS = 300;
+
+/**
+ * The DefaultTolerationSeconds admission plugin (create and update of pods): a pod that does not
+ * already tolerate the not-ready and unreachable NoExecute taints (a toleration with no key or
+ * no effect counts) tolerates each for 300 s, so a lost node evicts it after five minutes.
+ */
+export function defaultTolerations(spec: KubeObject["spec"]): void {
+  const tolerations: { key?: string; effect?: string }[] = (spec.tolerations ??= []);
+  for (const key of ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]) {
+    const tolerated = tolerations.some((t) => (!t.key || t.key === key) && (!t.effect || t.effect === "NoExecute"));
+    if (!tolerated) tolerations.push({ key, operator: "Exists", effect: "NoExecute", tolerationSeconds: DEFAULT_TOLERATION_SECONDS } as never);
+  }
+}
+
 function qosClass(spec: KubeObject["spec"]): string {
   const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
   let any = false;
@@ -68,6 +83,7 @@ export function applyCreateDefaults(obj: KubeObject): void {
     case "Pod":
       obj.spec ??= {};
       defaultPodSpec(obj.spec);
+      defaultTolerations(obj.spec);
       obj.status = { phase: "Pending", qosClass: qosClass(obj.spec) };
       break;
     case "Service": {

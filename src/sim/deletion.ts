@@ -65,6 +65,8 @@ export function deleteObject(store: Store, type: ResourceType, namespace: string
   if (grace > 0 || finalizers.length > 0) {
     const marked = store.mutate(type, namespace, name, (d) => {
       if (d.metadata.deletionTimestamp && d.metadata.deletionGracePeriodSeconds === grace && sameList(d.metadata.finalizers, finalizers)) return false;
+      // Setting deletionTimestamp is a change controllers must observe: generation goes up once.
+      if (!d.metadata.deletionTimestamp && (d.metadata.generation ?? 0) > 0) d.metadata.generation! += 1;
       d.metadata.deletionTimestamp ??= timestamp(new Date(Date.now() + grace * 1000));
       d.metadata.deletionGracePeriodSeconds = grace;
       if (finalizers.length > 0) d.metadata.finalizers = finalizers;

@@ -1,10 +1,10 @@
-// What `pods/exec` can run in a simulated container: the simple command lines script.ts knows
-// (echo, sleep, exit, true, false, under `sh -c` or not), `env` and `hostname` from the pod, and
-// `cat` copying stdin. Anything else is an executable the image does not have, answered the way
-// the container runtime answers it.
-import { interpret, type Step } from "./script.ts";
+// What `pods/exec` can run in a simulated container: what the container's shell can run
+// (shell.ts: echo, sleep, exit, cat FILE, wget, tar…, under `sh -c` or not), `env` and
+// `hostname` from the pod, and `cat` copying stdin. Anything else is an executable the image
+// does not have, answered the way the container runtime answers it.
+import { parseCommandLine, type Script } from "./shell.ts";
 
-export type ExecProgram = { steps: Step[] } | { cat: true };
+export type ExecProgram = { script: Script } | { cat: true };
 
 export interface ExecContext {
   env: Record<string, string>;
@@ -15,12 +15,12 @@ export function execProgram(command: string[], ctx: ExecContext): ExecProgram | 
   const [cmd, ...args] = command;
   if (cmd === "env" && args.length === 0) {
     const env = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOSTNAME: ctx.hostname, ...ctx.env };
-    return { steps: [{ echo: Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join("") }] };
+    return { script: [{ argv: ["echo", "-n", Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join("")], after: ";" }] };
   }
-  if (cmd === "hostname" && args.length === 0) return { steps: [{ echo: `${ctx.hostname}\n` }] };
+  if (cmd === "hostname" && args.length === 0) return { script: [{ argv: ["echo", ctx.hostname], after: ";" }] };
   if (cmd === "cat" && args.length === 0) return { cat: true };
-  const steps = interpret(command);
-  return steps ? { steps } : undefined;
+  const script = parseCommandLine(command, ctx.env);
+  return script ? { script } : undefined;
 }
 
 /** The Status an exec ends with, as the kubelet reports it on the error channel. */

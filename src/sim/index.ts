@@ -22,6 +22,7 @@ import { lookupType, RESOURCE_TYPES } from "./resources.ts";
 import { RoutingController } from "./routing.ts";
 import { createSimServer } from "./server.ts";
 import { Store } from "./store.ts";
+import { APISERVER_WATCH_CACHE, type WatchCacheSizing } from "./watch.ts";
 import { applyCreateDefaults } from "./defaults.ts";
 
 export type { FailRule, LatencyRule } from "./faults.ts";
@@ -41,8 +42,14 @@ export interface SimulatedClusterOptions {
   backoffMs?: number;
   /** Interval of watch bookmarks (the apiserver sends about one a minute). Default 60000. */
   bookmarkIntervalMs?: number;
-  /** Events kept per resource type for watch resumption; older versions get 410. Default 10000. */
-  historyLimit?: number;
+  /**
+   * History kept per resource type for watch resumption, sized as kube-apiserver's watch cache
+   * (default 100 to 102400 events, doubling while all are younger than 75 s); older versions get
+   * an in-stream 410.
+   */
+  watchCache?: Partial<Omit<WatchCacheSizing, "now">>;
+  /** The clock that ages watch-cache events (Date.now by default): tests move it forward. */
+  now?: () => number;
   /** Longest watch when the client gives no timeoutSeconds (randomised 50–100% of it). Default 1800. */
   maxWatchSeconds?: number;
   /** Record kubelet and controller Events (Scheduled, Pulled, Started, Killing…). Default true. */
@@ -65,7 +72,7 @@ export interface SimulatedCluster {
 const NAMESPACE = lookupType("", "v1", "namespaces")!;
 
 export async function startSimulatedCluster(options: SimulatedClusterOptions = {}): Promise<SimulatedCluster> {
-  const store = new Store(options.historyLimit ?? 10_000);
+  const store = new Store({ ...APISERVER_WATCH_CACHE, ...options.watchCache, now: options.now ?? Date.now });
   const events = new EventRecorder(store, options.events ?? true);
   const kubelet = new Kubelet(
     store,

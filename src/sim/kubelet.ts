@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { behaviourFor, imageFailsToPull } from "./behaviour.ts";
 import { ContainerProcess, type ExitStatus } from "./container.ts";
+import { ContainerFs } from "./container-fs.ts";
 import type { EventRecorder, Involved } from "./events.ts";
 import { driveKernel, inspectPort, KernelDebugStream } from "./kernel-debug.ts";
 import { listenContainerPort } from "./listeners.ts";
@@ -47,6 +48,23 @@ function envOf(spec: KubeObject["spec"]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of spec.env ?? []) if (typeof e.value === "string") env[e.name] = e.value;
   return env;
+}
+
+/**
+ * The kubelet's expansion of command and args: `$(NAME)` becomes the env var's value (left as
+ * is when there is none), `$$` is a literal `$`. Anything else, `$NAME` included, is the shell's.
+ */
+function expandEnvReferences(arg: string, env: Record<string, string>): string {
+  return arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (ref, name?: string) => (name === undefined ? "$" : (env[name] ?? ref)));
+}
+
+/** What a container sees: the pod's emptyDir volumes at their mount paths over its own root. */
+function containerFs(rt: PodRuntime, pod: KubeObject, spec: KubeObject["spec"]): ContainerFs {
+  const emptyDirs = new Set<string>((pod.spec?.volumes ?? []).filter((v: { emptyDir?: unknown }) => v.emptyDir !== undefined).map((v: { name: string }) => v.name));
+  const mounts = (spec.volumeMounts ?? [])
+    .filter((m: { name: string }) => emptyDirs.has(m.name))
+    .map((m: { name: string; mountPath: string; readOnly?: boolean }) => ({ mountPath: m.mountPath, tree: rt.volume(m.name), readOnly: m.readOnly === true }));
+  return new ContainerFs(mounts, spec.securityContext?.readOnlyRootFilesystem === true, spec.workingDir ?? "/");
 }
 
 export class Kubelet {
@@ -111,6 +129,8 @@ export class Kubelet {
       if (d.metadata.uid !== rt.uid) return false;
       if (bind) d.spec.nodeName = NODE_NAME;
       d.status = rt.status(d.status?.qosClass ?? "BestEffort");
+      // The kubelet reports which generation of the spec its status describes.
+      if (d.metadata.generation !== undefined) d.status.observedGeneration = d.metadata.generation;
     });
   }
 
@@ -252,7 +272,7 @@ export class Kubelet {
   private async startContainer(rt: PodRuntime, pod: KubeObject, r: ContainerRecord): Promise<ExitStatus> {
     const behaviour = behaviourFor(pod, r.name);
     const env = envOf(r.spec);
-    const argv: string[] = [...(r.spec.command ?? []), ...(r.spec.args ?? [])];
+    const argv: string[] = [...(r.spec.command ?? []), ...(r.spec.args ?? [])].map((a: string) => expandEnvReferences(a, env));
     const debugPort = behaviour["kernel-debug"] === "off" ? undefined : inspectPort(argv, env);
     const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
     const servesWorkspace = behaviour.workspace ?? (r.name === "workspace" && ports.some((p) => p.containerPort === WORKSPACE_PORT));
@@ -267,6 +287,8 @@ export class Kubelet {
         server: !r.init && (listens || debugPort !== undefined || servesWorkspace),
         argv,
         image: r.image,
+        env,
+        fs: containerFs(rt, pod, r.spec),
         logLimitBytes: this.options.logLimitBytes,
       },
       behaviour,

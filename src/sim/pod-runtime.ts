@@ -1,4 +1,4 @@
-// One pod as the kubelet tracks it: its containers' states and processes, its workspace volume,
+// One pod as the kubelet tracks it: its containers' states and processes, its emptyDir volumes,
 // its IP, and the pod status rendered from all that (phase, conditions, container statuses).
 import { createHash, randomBytes } from "node:crypto";
 import type { ContainerProcess } from "./container.ts";
@@ -42,7 +42,7 @@ function imageId(image: string): string {
 
 export class PodRuntime {
   readonly records: ContainerRecord[];
-  readonly workspace = new WorkspaceTree();
+  private readonly volumes = new Map<string, WorkspaceTree>();
   readonly abort = new AbortController();
   ip?: string;
   startTime?: string;
@@ -72,6 +72,21 @@ export class PodRuntime {
       servers: [],
     });
     this.records = [...(spec.initContainers ?? []).map((c: KubeObject["spec"]) => record(c, true)), ...(spec.containers ?? []).map((c: KubeObject["spec"]) => record(c, false))];
+  }
+
+  /** The in-memory tree of one emptyDir volume, shared by every container mounting it. */
+  volume(name: string): WorkspaceTree {
+    let tree = this.volumes.get(name);
+    if (!tree) this.volumes.set(name, (tree = new WorkspaceTree()));
+    return tree;
+  }
+
+  /**
+   * The tree the workspace surface serves and kernels boot from: the `workspace` volume, which
+   * a watch pod mounts at /workspace in every container.
+   */
+  get workspace(): WorkspaceTree {
+    return this.volume("workspace");
   }
 
   container(name: string): ContainerRecord | undefined {

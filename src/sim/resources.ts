@@ -11,7 +11,10 @@ export interface ResourceType {
   shortNames: string[];
   /** Subresources served besides the object itself. */
   subresources: string[];
-  /** `spec` changes bump metadata.generation (the apiserver does this for most workload types). */
+  /**
+   * The type carries metadata.generation: 1 on create, bumped when the spec changes and when a
+   * deletion first sets deletionTimestamp (the apiserver does this for pods and most workload types).
+   */
   generation: boolean;
   categories?: string[];
 }
@@ -21,7 +24,7 @@ const ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch
 export const RESOURCE_TYPES: readonly ResourceType[] = [
   { group: "", version: "v1", plural: "namespaces", singular: "namespace", kind: "Namespace", namespaced: false, shortNames: ["ns"], subresources: ["status", "finalize"], generation: false },
   { group: "", version: "v1", plural: "nodes", singular: "node", kind: "Node", namespaced: false, shortNames: ["no"], subresources: ["status"], generation: false },
-  { group: "", version: "v1", plural: "pods", singular: "pod", kind: "Pod", namespaced: true, shortNames: ["po"], subresources: ["status", "log", "attach", "exec"], generation: false, categories: ["all"] },
+  { group: "", version: "v1", plural: "pods", singular: "pod", kind: "Pod", namespaced: true, shortNames: ["po"], subresources: ["status", "log", "attach", "exec"], generation: true, categories: ["all"] },
   { group: "", version: "v1", plural: "services", singular: "service", kind: "Service", namespaced: true, shortNames: ["svc"], subresources: ["status"], generation: false, categories: ["all"] },
   { group: "", version: "v1", plural: "configmaps", singular: "configmap", kind: "ConfigMap", namespaced: true, shortNames: ["cm"], subresources: [], generation: false },
   { group: "", version: "v1", plural: "secrets", singular: "secret", kind: "Secret", namespaced: true, shortNames: [], subresources: [], generation: false },

@@ -4,7 +4,7 @@
 import { type KubeObject, keyOf, objectKey, clone } from "./object.ts";
 import { RESOURCE_TYPES, type ResourceType, apiVersionOf, typeKey } from "./resources.ts";
 import { renderTable } from "./table.ts";
-import { WatchHub, type EventType, type StoreEvent } from "./watch.ts";
+import { WatchHub, type EventType, type StoreEvent, type WatchCacheSizing } from "./watch.ts";
 
 export type Listener = (ev: StoreEvent) => void;
 
@@ -25,12 +25,12 @@ export class Store {
   private readonly queue: { listener: Listener; ev: StoreEvent }[] = [];
   private draining = false;
 
-  constructor(historyLimit: number) {
+  constructor(watchCache: WatchCacheSizing) {
     for (const type of RESOURCE_TYPES) {
       this.collections.set(typeKey(type), {
         type,
         objects: new Map(),
-        hub: new WatchHub(type.kind, apiVersionOf(type), historyLimit, this.rv, (obj) => renderTable(type, [obj], obj.metadata.resourceVersion ?? "")),
+        hub: new WatchHub(type.kind, apiVersionOf(type), watchCache, this.rv, (obj) => renderTable(type, [obj], obj.metadata.resourceVersion ?? "")),
       });
     }
   }

@@ -1,7 +1,8 @@
 // Fan-out of store events to open watch streams. Each event is serialised once and the same
 // line is written to every watcher it matches; watchers are bucketed by namespace and by the
 // `metadata.name` field selector so a pod event does not visit 2,000 unrelated watchers. A
-// bounded history backs `resourceVersion` resumption; anything older gets 410 Expired.
+// history sized as kube-apiserver's watch cache sizes it backs `resourceVersion` resumption;
+// anything older gets 410 Expired.
 import type { ServerResponse } from "node:http";
 import type { KubeObject } from "./object.ts";
 import type { Matcher } from "./selectors.ts";
@@ -65,14 +66,36 @@ class EventLines {
   }
 }
 
+/**
+ * How kube-apiserver's watch cache keeps history, per resource type: capacity starts at the
+ * lower bound and doubles (up to the upper bound) while the cache is full of events younger than
+ * `eventFreshMs`, halves when its newest quarter is older than that; a full cache forgets its
+ * oldest event. So at least the last 75 s are kept (unless more than the upper bound happened in
+ * them), and a quiet type forgets what lies beyond its last 100 events.
+ */
+export interface WatchCacheSizing {
+  lowerBound: number;
+  upperBound: number;
+  eventFreshMs: number;
+  /** The clock events are stamped with. */
+  now: () => number;
+}
+
+export const APISERVER_WATCH_CACHE: Omit<WatchCacheSizing, "now"> = { lowerBound: 100, upperBound: 100 * 1024, eventFreshMs: 75_000 };
+
 /** Writes beyond this many buffered bytes mark a watcher as too slow; it is closed like the apiserver closes it. */
 const SLOW_WATCHER_BYTES = 32 * 1024 * 1024;
 
 export class WatchHub {
   private readonly history: StoreEvent[] = [];
+  /** When each event of `history` was recorded, by the sizing's clock. */
+  private readonly recordedAt: number[] = [];
   private historyStart = 0;
-  /** Highest resourceVersion no longer in history: a watch from before it gets 410. */
-  private compactedThrough: number;
+  private capacity: number;
+  /** The version the cache started from (or was compacted at). */
+  private startRv: number;
+  /** Whether an event was forgotten since then. */
+  private forgotten = false;
   private readonly clusterWide = new Set<Watcher>();
   private readonly byNamespace = new Map<string, Set<Watcher>>();
   private readonly byName = new Map<string, Set<Watcher>>();
@@ -81,11 +104,12 @@ export class WatchHub {
   constructor(
     private readonly kind: string,
     private readonly apiVersion: string,
-    private readonly historyLimit: number,
+    private readonly sizing: WatchCacheSizing,
     startRv: number,
     readonly table: TableRenderer,
   ) {
-    this.compactedThrough = startRv;
+    this.capacity = sizing.lowerBound;
+    this.startRv = startRv;
   }
 
   get openWatches(): number {
@@ -93,32 +117,59 @@ export class WatchHub {
   }
 
   record(ev: StoreEvent): void {
+    const now = this.sizing.now();
+    this.resize(now);
+    if (this.history.length - this.historyStart >= this.capacity) this.forget(this.history.length - this.historyStart - this.capacity + 1);
     this.history.push(ev);
-    if (this.history.length - this.historyStart > this.historyLimit) {
-      this.compactedThrough = this.history[this.historyStart]!.rv;
-      this.history[this.historyStart] = undefined as unknown as StoreEvent;
-      this.historyStart++;
-      // Compact the backing array now and then instead of shifting on every event.
-      if (this.historyStart > this.historyLimit) {
-        this.history.splice(0, this.historyStart);
-        this.historyStart = 0;
-      }
-    }
+    this.recordedAt.push(now);
     this.publish(ev);
+  }
+
+  /** The watch cache's resizing, decided before each event is added (resizeCacheLocked). */
+  private resize(now: number): void {
+    const size = this.history.length - this.historyStart;
+    if (size < this.capacity) return;
+    const { lowerBound, upperBound, eventFreshMs } = this.sizing;
+    if (now - this.recordedAt[this.historyStart]! < eventFreshMs) this.capacity = Math.min(this.capacity * 2, upperBound);
+    else if (now - this.recordedAt[this.history.length - Math.floor(this.capacity / 4)]! > eventFreshMs) {
+      this.capacity = Math.max(Math.floor(this.capacity / 2), lowerBound);
+    }
+  }
+
+  /** Drops the `n` oldest events: resuming from before what is left is now 410. */
+  private forget(n: number): void {
+    this.historyStart += n;
+    this.forgotten = true;
+    // Compact the backing arrays now and then instead of shifting on every event.
+    if (this.historyStart > this.capacity) {
+      this.history.splice(0, this.historyStart);
+      this.recordedAt.splice(0, this.historyStart);
+      this.historyStart = 0;
+    }
   }
 
   /** Forget all history: a watch from before `rv` now answers 410 (from `rv` itself still works). */
   expire(rv: number): void {
     this.history.length = 0;
+    this.recordedAt.length = 0;
     this.historyStart = 0;
-    this.compactedThrough = rv;
+    this.startRv = rv;
+    this.forgotten = false;
+  }
+
+  /**
+   * A watch from a resourceVersion older than this gets 410: the start until an event is
+   * forgotten, then the version just before the oldest event kept (getAllEventsSinceLocked).
+   */
+  private oldestResumable(): number {
+    const first = this.history[this.historyStart];
+    return this.forgotten && first ? first.rv - 1 : this.startRv;
   }
 
   /** Events after `rv` that the filter admits, or 410 when `rv` is older than the history kept. */
   since(rv: number, filter: WatchFilter): { type: EventType | "DELETED_PREV"; lines: EventLines }[] {
-    if (rv < this.compactedThrough) {
-      throw expired(`too old resource version: ${rv} (${this.compactedThrough + 1})`);
-    }
+    const oldest = this.oldestResumable();
+    if (rv < oldest) throw expired(`too old resource version: ${rv} (${oldest})`);
     const out: { type: EventType | "DELETED_PREV"; lines: EventLines }[] = [];
     // History is in resourceVersion order: find the first later event by bisection.
     let lo = this.historyStart;

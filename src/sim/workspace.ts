@@ -37,6 +37,18 @@ export class WorkspaceTree extends EventEmitter<{ change: [string[]] }> {
     return this.files.has(normalise(path));
   }
 
+  /** A file's bytes, for the container filesystem (container-fs.ts). */
+  get(path: string): Buffer | undefined {
+    return this.files.get(normalise(path));
+  }
+
+  /** Writes one file as a program in a container would, telling the watchers. */
+  put(path: string, data: Buffer): void {
+    const n = normalise(path);
+    this.files.set(n, data);
+    this.emit("change", [n]);
+  }
+
   apply(change: ChangeSet): { written: number; deleted: number } {
     const parsed = v.parse(ChangeSetSchema, change);
     const writes = (parsed.write ?? []).map((w) => ({ path: normalise(w.path), data: Buffer.from(w.content, w.encoding) }));
