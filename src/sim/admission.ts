@@ -42,6 +42,13 @@ function dataKeyCauses(field: string, data: Record<string, unknown> | undefined)
   return causes;
 }
 
+/** apimachinery's IsDNS1123Label: a length error and a format error are reported apart. */
+function dns1123LabelErrors(value: string): string[] {
+  const errors = value.length > 63 ? ["must be no more than 63 characters"] : [];
+  if (!DNS1123_LABEL.test(value)) errors.push(DNS1123_SUBDOMAIN.test(value) ? "must not contain dots" : LABEL_MSG);
+  return errors;
+}
+
 function invalidValue(field: string, value: unknown, why: string): SchemaCause {
   return { field, reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
@@ -64,13 +71,16 @@ function podSpecCauses(spec: KubeObject["spec"], prefix: string): SchemaCause[] 
     causes.push({ field: `${prefix}.containers`, reason: "FieldValueRequired", message: "Required value" });
     return causes;
   }
+  // As ValidatePodSpec: containers first, then init containers, whose names must differ from
+  // every container's too (a clash is reported on the init container).
   const names = new Set<string>();
-  for (const list of ["initContainers", "containers"] as const) {
+  for (const list of ["containers", "initContainers"] as const) {
     (spec[list] ?? []).forEach((c: KubeObject["spec"], i: number) => {
       const path = `${prefix}.${list}[${i}]`;
-      if (typeof c.name === "string" && (c.name.length > 63 || !DNS1123_LABEL.test(c.name))) causes.push(invalidValue(`${path}.name`, c.name, LABEL_MSG));
+      if (typeof c.name !== "string" || c.name === "") causes.push({ field: `${path}.name`, reason: "FieldValueRequired", message: "Required value" });
+      else causes.push(...dns1123LabelErrors(c.name).map((why) => invalidValue(`${path}.name`, c.name, why)));
       if (names.has(c.name)) causes.push({ field: `${path}.name`, reason: "FieldValueDuplicate", message: `Duplicate value: ${JSON.stringify(c.name)}` });
-      names.add(c.name);
+      else if (c.name) names.add(c.name);
       if (typeof c.image !== "string" || c.image.trim() === "") causes.push({ field: `${path}.image`, reason: "FieldValueRequired", message: "Required value" });
       (c.ports ?? []).forEach((p: { containerPort?: number }, j: number) => {
         const port = p.containerPort;

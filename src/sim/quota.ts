@@ -60,6 +60,30 @@ function pretty(resources: string[], values: Record<string, number>): string {
   return resources.map((r) => `${r}=${formatQuantity(r, values[r] ?? 0)}`).join(",");
 }
 
+/** The compute a quota on cpu or memory obliges every container to state (the pod evaluator's validation set). */
+const MUST_SPECIFY = ["cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"];
+
+/**
+ * The pod evaluator's constraint: when a quota limits cpu or memory, every container, init
+ * containers included, must state it; the apiserver's words list each missing resource with the
+ * containers lacking it (`must specify limits.cpu for: body-fetch,session; requests.memory for: x`).
+ */
+function missingCompute(pod: KubeObject, quotaResources: string[]): string | undefined {
+  const required = quotaResources.filter((r) => MUST_SPECIFY.includes(r));
+  const lacking = new Map<string, Set<string>>();
+  for (const c of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]) {
+    for (const r of required) {
+      const [kind, res] = r.includes(".") ? (r.split(".") as ["requests" | "limits", string]) : (["requests", r] as const);
+      if (c.resources?.[kind]?.[res] !== undefined) continue;
+      if (!lacking.has(r)) lacking.set(r, new Set());
+      lacking.get(r)!.add(c.name);
+    }
+  }
+  if (lacking.size === 0) return undefined;
+  const parts = [...lacking.keys()].sort().map((r) => `${r} for: ${[...lacking.get(r)!].sort().join(",")}`);
+  return `must specify ${parts.join("; ")}`;
+}
+
 export function checkQuota(store: Store, type: ResourceType, obj: KubeObject): void {
   const ns = obj.metadata.namespace;
   if (!ns) return;
@@ -70,13 +94,8 @@ export function checkQuota(store: Store, type: ResourceType, obj: KubeObject): v
     const hard: Record<string, string> = q.spec?.hard ?? {};
     const names = Object.keys(hard).sort();
     if (type === POD) {
-      const missing = names.filter((r) => COMPUTE.includes(r) || r === "cpu" || r === "memory").filter((r) => {
-        const [kind, res] = r.includes(".") ? (r.split(".") as ["requests" | "limits", string]) : (["requests", r] as const);
-        return (obj.spec?.containers ?? []).some((c: KubeObject["spec"]) => c.resources?.[kind]?.[res] === undefined);
-      });
-      if (missing.length > 0) {
-        throw forbidden({ group: "", plural: type.plural }, obj.metadata.name, `failed quota: ${q.metadata.name}: must specify ${missing.join(",")}`);
-      }
+      const missing = missingCompute(obj, names);
+      if (missing) throw forbidden({ group: "", plural: type.plural }, obj.metadata.name, `failed quota: ${q.metadata.name}: ${missing}`);
     }
     const relevant = names.filter((r) => (usage[r] ?? 0) > 0);
     if (relevant.length === 0) continue;

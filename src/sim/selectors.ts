@@ -11,8 +11,33 @@ interface LabelRequirement {
   values: string[];
 }
 
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+const NAME_MSG = `must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`;
+const PREFIX_MSG = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
+const VALUE_MSG = `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`;
+
+/** Why a label key is invalid, as apimachinery's IsLabelKey words it (empty when it is valid). */
+function labelKeyErrors(key: string): string[] {
+  const parts = key.split("/");
+  if (parts.length > 2) return [`a valid label key ${NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  const errors: string[] = [];
+  const name = parts.at(-1)!;
+  if (parts.length === 2) {
+    const prefix = parts[0]!;
+    if (prefix === "") errors.push("prefix part must be non-empty");
+    else {
+      if (prefix.length > 253) errors.push("prefix part must be no more than 253 characters");
+      if (!DNS1123_SUBDOMAIN.test(prefix)) errors.push(`prefix part ${PREFIX_MSG}`);
+    }
+  }
+  if (name === "") errors.push("name part must be non-empty");
+  else if (name.length > 63) errors.push("name part must be no more than 63 characters");
+  if (!LABEL_NAME.test(name)) errors.push(`name part ${NAME_MSG}`);
+  return errors;
+}
 
 /** Splits on commas that are not inside a `(...)` value set. */
 function splitTopLevel(s: string): string[] {
@@ -31,16 +56,18 @@ function splitTopLevel(s: string): string[] {
   return parts.map((p) => p.trim()).filter((p) => p !== "");
 }
 
+/**
+ * The apiserver parses a selector with no field path, so a bad key reads `<nil>: Invalid value`
+ * and a bad value `[key]: Invalid value` (field.Error's rendering of that path).
+ */
 function checkKey(key: string): void {
-  if (!LABEL_KEY.test(key) || key.length > 317) {
-    throw badRequest(`unable to parse requirement: invalid label key "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
-  }
+  const errors = labelKeyErrors(key);
+  if (errors.length > 0) throw badRequest(`unable to parse requirement: <nil>: Invalid value: ${JSON.stringify(key)}: ${errors.join("; ")}`);
 }
 
-function checkValue(value: string): void {
-  if (value.length > 63 || !LABEL_VALUE.test(value)) {
-    throw badRequest(`unable to parse requirement: invalid label value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
-  }
+function checkValue(key: string, value: string): void {
+  const errors = [...(value.length > 63 ? ["must be no more than 63 characters"] : []), ...(LABEL_VALUE.test(value) ? [] : [VALUE_MSG])];
+  if (errors.length > 0) throw badRequest(`unable to parse requirement: [${key}]: Invalid value: ${JSON.stringify(value)}: ${errors.join("; ")}`);
 }
 
 function parseLabelRequirement(raw: string): LabelRequirement {
@@ -49,7 +76,7 @@ function parseLabelRequirement(raw: string): LabelRequirement {
     const key = set[1]!;
     checkKey(key);
     const values = set[3]!.split(",").map((v) => v.trim());
-    values.forEach(checkValue);
+    for (const v of values) checkValue(key, v);
     return { key, op: set[2] as "in" | "notin", values };
   }
   const eq = /^([^!=\s]+)\s*(==|=|!=)\s*(.*)$/.exec(raw);
@@ -57,7 +84,7 @@ function parseLabelRequirement(raw: string): LabelRequirement {
     const key = eq[1]!;
     checkKey(key);
     const value = eq[3]!.trim();
-    checkValue(value);
+    checkValue(key, value);
     return { key, op: eq[2] === "!=" ? "!=" : "=", values: [value] };
   }
   if (raw.startsWith("!")) {

@@ -87,7 +87,7 @@ describe("admission", () => {
     const ns = await freshNamespace(c);
     await c.core.createNamespacedResourceQuota({ namespace: ns, body: { metadata: { name: "q" }, spec: { hard: { pods: "1", "limits.memory": "1Gi" } } } });
     const missing = await statusOf(c.core.createNamespacedPod({ namespace: ns, body: pod("nolimits", { container: { stdin: true } }) }));
-    expect(missing).toMatchObject({ code: 403, message: 'pods "nolimits" is forbidden: failed quota: q: must specify limits.memory' });
+    expect(missing).toMatchObject({ code: 403, message: 'pods "nolimits" is forbidden: failed quota: q: must specify limits.memory for: main' });
     const limited = (name: string) => pod(name, { container: { stdin: true, resources: { limits: { memory: "512Mi" } } } });
     await c.core.createNamespacedPod({ namespace: ns, body: limited("one") });
     const over = await statusOf(c.core.createNamespacedPod({ namespace: ns, body: limited("two") }));

@@ -134,6 +134,53 @@ describe("validation the schema cannot express", () => {
   });
 });
 
+describe("messages worded as the apiserver words them", () => {
+  it("names every container a quota's compute is missing from, init containers included", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedResourceQuota({ namespace: ns, body: { metadata: { name: "compute" }, spec: { hard: { "limits.cpu": "2", "requests.memory": "1Gi", "limits.ephemeral-storage": "1Gi" } } } });
+    const refused = await statusOf(
+      c.core.createNamespacedPod({
+        namespace: ns,
+        body: pod("p", { spec: { initContainers: [{ name: "fetch", image: "busybox", resources: { limits: { cpu: "100m" } } }] }, container: { resources: { requests: { memory: "64Mi" } } } }),
+      }),
+    );
+    // ephemeral-storage is never obligatory; cpu limits imply cpu requests, not memory ones
+    expect(refused).toMatchObject({ code: 403, reason: "Forbidden", message: 'pods "p" is forbidden: failed quota: compute: must specify limits.cpu for: main; requests.memory for: fetch' });
+  });
+
+  it("reports container names as ValidatePodSpec does: each rule apart, a clash on the init container", async () => {
+    const ns = await freshNamespace(c);
+    const bad = await statusOf(
+      c.core.createNamespacedPod({
+        namespace: ns,
+        body: { metadata: { name: "p" }, spec: { initContainers: [{ name: "main", image: "x" }], containers: [{ name: "main", image: "x" }, { name: "a.b", image: "x" }, { name: `${"x".repeat(64)}`, image: "x" }] } },
+      }),
+    );
+    expect(bad.code).toBe(422);
+    expect(bad.details?.causes).toEqual([
+      { field: "spec.containers[1].name", reason: "FieldValueInvalid", message: 'Invalid value: "a.b": must not contain dots' },
+      { field: "spec.containers[2].name", reason: "FieldValueInvalid", message: `Invalid value: "${"x".repeat(64)}": must be no more than 63 characters` },
+      { field: "spec.initContainers[0].name", reason: "FieldValueDuplicate", message: 'Duplicate value: "main"' },
+    ]);
+  });
+
+  it("refuses a bad label selector with apimachinery's parse error", async () => {
+    const ns = await freshNamespace(c);
+    const key = await statusOf(c.core.listNamespacedPod({ namespace: ns, labelSelector: "-app=x" }));
+    expect(key).toMatchObject({
+      code: 400,
+      reason: "BadRequest",
+      message: `unable to parse requirement: <nil>: Invalid value: "-app": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+    });
+    const value = await statusOf(c.core.listNamespacedPod({ namespace: ns, labelSelector: "app in (ok,-bad)" }));
+    expect(value.message).toBe(
+      `unable to parse requirement: [app]: Invalid value: "-bad": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+    );
+    const prefix = await statusOf(c.core.listNamespacedPod({ namespace: ns, labelSelector: "Example.com/app" }));
+    expect(prefix.message).toMatch(/^unable to parse requirement: <nil>: Invalid value: "Example.com\/app": prefix part a lowercase RFC 1123 subdomain must consist of /);
+  });
+});
+
 describe("defaults", () => {
   const TOLERATIONS = [
     { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },

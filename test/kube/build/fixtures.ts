@@ -3,6 +3,7 @@ import { gunzipSync } from "node:zlib";
 import type { BuildConfig } from "../../../src/config/kube.ts";
 import type { RunBundle } from "../../../src/contract/wire.ts";
 import { kubeApi } from "../../../src/kube/api.ts";
+import { startBundleServer } from "../../../src/kube/bundle-server.ts";
 import { BundleStore } from "../../../src/kube/bundle-store.ts";
 import { type EnsureImageInput, ImageBuilder, type ImageBuilderOptions } from "../../../src/kube/image-build.ts";
 import { createLogger } from "../../../src/log.ts";
@@ -89,12 +90,34 @@ export function progressRecorder(): { progress: Progress; onProgress: (message: 
   };
 }
 
+/** Every builder's store of this test process, as the one bundle listener below serves them. */
+const liveStores = new Set<BundleStore>();
+
+class AnyLiveStore extends BundleStore {
+  override take(id: string, token: string | undefined): Buffer | undefined {
+    for (const store of liveStores) {
+      const archive = store.take(id, token);
+      if (archive) return archive;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The build pod's context-fetch really downloads its archive on the simulated cluster (its
+ * shell expands "$ARCHIVE_URL"), so the context is served as the supervisor serves it; unref'd,
+ * it lives as long as the test process.
+ */
+const listener = await startBundleServer(new AnyLiveStore(""), 0, "127.0.0.1");
+listener.server.unref();
+
 export function newBuilder(
   cluster: SimulatedCluster,
   build: BuildConfig,
   extra: Partial<ImageBuilderOptions> = {},
 ): { builder: ImageBuilder; bundles: RecordingBundleStore } {
-  const bundles = new RecordingBundleStore("http://runner.test:8063");
+  const bundles = new RecordingBundleStore(`http://127.0.0.1:${listener.port}`);
+  liveStores.add(bundles);
   const builder = new ImageBuilder({
     api: kubeApi(cluster.kubeConfig()),
     build,
