@@ -65,9 +65,16 @@ export function deleteObject(store: Store, type: ResourceType, namespace: string
   if (grace > 0 || finalizers.length > 0) {
     const marked = store.mutate(type, namespace, name, (d) => {
       if (d.metadata.deletionTimestamp && d.metadata.deletionGracePeriodSeconds === grace && sameList(d.metadata.finalizers, finalizers)) return false;
-      // Setting deletionTimestamp is a change controllers must observe: generation goes up once.
-      if (!d.metadata.deletionTimestamp && (d.metadata.generation ?? 0) > 0) d.metadata.generation! += 1;
-      d.metadata.deletionTimestamp ??= timestamp(new Date(Date.now() + grace * 1000));
+      const now = Date.now();
+      if (!d.metadata.deletionTimestamp) {
+        // Setting deletionTimestamp is a change controllers must observe: generation goes up once.
+        if ((d.metadata.generation ?? 0) > 0) d.metadata.generation! += 1;
+        d.metadata.deletionTimestamp = timestamp(new Date(now + grace * 1000));
+      } else if (grace < (d.metadata.deletionGracePeriodSeconds ?? 0)) {
+        // A shorter grace period moves the deadline back by the difference, never into the past.
+        const moved = Date.parse(d.metadata.deletionTimestamp) - ((d.metadata.deletionGracePeriodSeconds ?? 0) - grace) * 1000;
+        d.metadata.deletionTimestamp = timestamp(new Date(Math.max(now, moved)));
+      }
       d.metadata.deletionGracePeriodSeconds = grace;
       if (finalizers.length > 0) d.metadata.finalizers = finalizers;
     })!;

@@ -117,6 +117,9 @@ export class Kubelet {
     if (pod.metadata.deletionTimestamp && !rt.terminating) {
       rt.terminating = true;
       void this.terminate(rt, pod.metadata.deletionGracePeriodSeconds ?? 30);
+    } else if (rt.terminating && (pod.metadata.deletionGracePeriodSeconds ?? 30) < (ev.old?.metadata.deletionGracePeriodSeconds ?? 30)) {
+      // A second delete shortened the grace period: SIGKILL comes sooner.
+      this.armKill(rt, pod.metadata.deletionGracePeriodSeconds ?? 30);
     }
     if (pod.spec?.activeDeadlineSeconds !== ev.old?.spec?.activeDeadlineSeconds) {
       rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => this.deadlineExceeded(rt));
@@ -377,11 +380,9 @@ export class Kubelet {
     for (const r of running) this.event(rt, "Normal", "Killing", `Stopping container ${r.name}`, r);
     const stopped = Promise.all(running.map((r) => new Promise<void>((resolve) => r.process!.once("exit", () => resolve()))));
     for (const r of running) r.process!.signal("SIGTERM");
-    const kill = setTimeout(() => {
-      for (const r of running) r.process!.signal("SIGKILL");
-    }, graceSeconds * 1000);
+    this.armKill(rt, graceSeconds);
     await stopped;
-    clearTimeout(kill);
+    clearTimeout(rt.killTimer);
     rt.abort.abort();
     await new Promise((resolve) => setImmediate(resolve));
     for (const r of rt.records) {
@@ -404,6 +405,17 @@ export class Kubelet {
       return;
     }
     this.store.remove(POD, rt.namespace, rt.name);
+  }
+
+  /** SIGKILL to every container still running once `graceSeconds` from now have passed, unless due sooner already. */
+  private armKill(rt: PodRuntime, graceSeconds: number): void {
+    const at = Date.now() + graceSeconds * 1000;
+    if (rt.killAt !== undefined && rt.killAt <= at) return;
+    clearTimeout(rt.killTimer);
+    rt.killAt = at;
+    rt.killTimer = setTimeout(() => {
+      for (const r of rt.records) if (r.process?.running) r.process.signal("SIGKILL");
+    }, graceSeconds * 1000);
   }
 
   /** Fault: the container (or every running container) exits now with `exitCode`. */

@@ -50,6 +50,9 @@ export class PodRuntime {
   reason?: string;
   message?: string;
   terminating = false;
+  /** When a graceful deletion's SIGKILL is due, and its timer. */
+  killAt?: number;
+  killTimer?: NodeJS.Timeout;
   private deadlineTimer?: NodeJS.Timeout;
   private conditionTimes = new Map<string, { status: string; time: string }>();
 
@@ -171,6 +174,7 @@ export class PodRuntime {
   async dispose(): Promise<void> {
     this.abort.abort();
     clearTimeout(this.deadlineTimer);
+    clearTimeout(this.killTimer);
     for (const r of this.records) {
       r.process?.exit({ exitCode: 137, reason: "Error" });
       await stopServers(r);

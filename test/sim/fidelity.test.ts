@@ -229,6 +229,43 @@ describe("defaults", () => {
   });
 });
 
+describe("deletion", () => {
+  const running = async (ns: string, name: string) =>
+    waitFor(`${name} running`, async () => (await c.core.readNamespacedPod({ name, namespace: ns })).status?.phase === "Running");
+  const gone = async (p: Promise<unknown>) => (await statusOf(p)).code === 404;
+
+  it("treats gracePeriodSeconds 0 as a force delete: the pod is gone when the DELETE returns", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("forced", { annotations: { "sim.k8s-runner.dev/ignore-sigterm": "true" }, container: { stdin: true } }) });
+    await running(ns, "forced");
+    const answer = await c.core.deleteNamespacedPod({ name: "forced", namespace: ns, gracePeriodSeconds: 0 });
+    expect(answer.metadata?.deletionTimestamp).toBeUndefined();
+    expect(await gone(c.core.readNamespacedPod({ name: "forced", namespace: ns }))).toBe(true);
+  });
+
+  it("keeps a gracefully deleted pod until its containers end, a shorter second delete hastens it, and its dependents wait for it", async () => {
+    const ns = await freshNamespace(c);
+    const owner = await c.core.createNamespacedPod({ namespace: ns, body: pod("graceful", { annotations: { "sim.k8s-runner.dev/ignore-sigterm": "true" }, container: { stdin: true } }) });
+    const ownerReferences = [{ apiVersion: "v1", kind: "Pod", name: "graceful", uid: owner.metadata!.uid! }];
+    await c.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "dependent", ownerReferences } } });
+    await running(ns, "graceful");
+
+    const first = await c.core.deleteNamespacedPod({ name: "graceful", namespace: ns, gracePeriodSeconds: 600 });
+    expect(first.metadata?.deletionGracePeriodSeconds).toBe(600);
+    // the container ignores SIGTERM: the pod stays, Terminating, and so does what it owns
+    const terminating = await c.core.readNamespacedPod({ name: "graceful", namespace: ns });
+    expect(terminating.metadata?.deletionTimestamp).toBeDefined();
+    expect((await c.core.readNamespacedConfigMap({ name: "dependent", namespace: ns })).metadata?.name).toBe("dependent");
+
+    const second = await c.core.deleteNamespacedPod({ name: "graceful", namespace: ns, gracePeriodSeconds: 1 });
+    expect(second.metadata?.deletionGracePeriodSeconds).toBe(1);
+    expect(Date.parse(String(second.metadata?.deletionTimestamp))).toBeLessThan(Date.parse(String(first.metadata?.deletionTimestamp)));
+    // SIGKILL at the shortened deadline, the kubelet's confirmation, then the collector
+    await waitFor("the pod gone", () => gone(c.core.readNamespacedPod({ name: "graceful", namespace: ns })));
+    await waitFor("the dependent collected", () => gone(c.core.readNamespacedConfigMap({ name: "dependent", namespace: ns })));
+  });
+});
+
 describe("the watch cache", () => {
   // The cache ages events by this clock; moving it forward stands in for minutes passing.
   let clock = Date.now();
