@@ -32,7 +32,14 @@ export async function runScript(script: Script, io: ShellIo): Promise<number> {
       status = 0;
       continue;
     }
-    const outcome = await run(program!, args, io);
+    let outcome: Outcome;
+    try {
+      outcome = await run(program!, args, io);
+    } catch (err) {
+      // Whatever a command line holds, the simulated process fails; the simulator stays up.
+      io.stderr(Buffer.from(`sh: ${program}: ${err instanceof Error ? err.message : String(err)}\n`));
+      outcome = { status: 1 };
+    }
     if (io.signal.aborted) return status;
     status = outcome.status;
     if (outcome.exit) return status;

@@ -56,7 +56,7 @@ export function wgetArgs(args: string[]): WgetArgs | undefined {
     if (url !== undefined || !/^https?:\/\/\S+$/.test(a)) return undefined;
     url = a;
   }
-  if (url === undefined) return undefined;
+  if (url === undefined || !URL.canParse(url)) return undefined;
   return { url, output: output ?? (new URL(url).pathname.split("/").pop() || "index.html") };
 }
 
