@@ -113,9 +113,9 @@ function semanticCauses(obj: KubeObject): SchemaCause[] {
     }
     case "ConfigMap":
     case "Secret": {
-      // A Secret's stringData is merged into data before validation, so its keys are reported there.
-      const causes = obj.kind === "ConfigMap" ? [...dataKeyCauses("data", obj.data), ...dataKeyCauses("binaryData", obj.binaryData)] : dataKeyCauses("data", { ...obj.data, ...obj.stringData });
-      const size = JSON.stringify(obj.data ?? {}).length + JSON.stringify(obj.binaryData ?? obj.stringData ?? {}).length;
+      // A Secret's stringData was merged into data by now (defaults.ts), as the apiserver merges it.
+      const causes = [...dataKeyCauses("data", obj.data), ...dataKeyCauses("binaryData", obj.binaryData)];
+      const size = JSON.stringify(obj.data ?? {}).length + JSON.stringify(obj.binaryData ?? {}).length;
       if (size > 1024 * 1024) causes.push({ field: "", reason: "FieldValueTooLong", message: `Too long: must have at most 1048576 bytes` });
       return causes;
     }

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
 import { admitNew, invalidError, validateObject } from "./admission.ts";
-import { applyCreateDefaults, defaultTolerations } from "./defaults.ts";
+import { applyCreateDefaults, defaultTolerations, mergeStringData } from "./defaults.ts";
 import { deleteObject, finishIfFinalized, type DeleteOptions } from "./deletion.ts";
 import { readBody, readBodyBytes, sendJson } from "./http-util.ts";
 import { decodeProtobufObject, PROTOBUF, UnknownProtobufField } from "./protobuf.ts";
@@ -308,6 +308,7 @@ export class ResourceApi {
         else delete updated.status;
       }
       if (type.kind === "Pod") defaultTolerations((updated.spec ??= {}));
+      if (type.kind === "Secret") mergeStringData(updated);
       if (type.generation && specOf(updated) !== specOf(current)) updated.metadata.generation = (current.metadata.generation ?? 1) + 1;
       this.checkImmutable(type, current, updated);
     }

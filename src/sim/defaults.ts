@@ -59,6 +59,17 @@ export function defaultTolerations(spec: KubeObject["spec"]): void {
   }
 }
 
+/**
+ * A Secret's stringData is write-only: the apiserver merges it into data (base64, winning over
+ * the same key there) on every create and update, and never stores it.
+ */
+export function mergeStringData(secret: KubeObject): void {
+  if (secret.stringData === undefined) return;
+  secret.data = { ...secret.data };
+  for (const [key, value] of Object.entries(secret.stringData as Record<string, string>)) secret.data[key] = Buffer.from(String(value), "utf8").toString("base64");
+  delete secret.stringData;
+}
+
 function qosClass(spec: KubeObject["spec"]): string {
   const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
   let any = false;
@@ -152,6 +163,7 @@ export function applyCreateDefaults(obj: KubeObject): void {
       break;
     case "Secret":
       obj.type ??= "Opaque";
+      mergeStringData(obj);
       break;
     case "Gateway":
     case "HTTPRoute":

@@ -216,6 +216,17 @@ describe("defaults", () => {
     expect(svc.metadata?.generation).toBeUndefined();
   });
 
+  it("merges a Secret's stringData into data on create and replace, and never stores it", async () => {
+    const ns = await freshNamespace(c);
+    const created = await c.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: "s" }, data: { a: "eA==", b: "eA==" }, stringData: { b: "two", c: "three" } } });
+    expect(created.data).toEqual({ a: "eA==", b: Buffer.from("two").toString("base64"), c: Buffer.from("three").toString("base64") });
+    expect(created.stringData).toBeUndefined();
+    const replaced = await c.core.replaceNamespacedSecret({ name: "s", namespace: ns, body: { metadata: { name: "s" }, stringData: { d: "four" } } });
+    expect(replaced.data).toEqual({ d: Buffer.from("four").toString("base64") });
+    const badKey = await statusOf(c.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: "bad" }, stringData: { "no/slash": "x" } } }));
+    expect(badKey.details?.causes).toEqual([{ field: "data[no/slash]", reason: "FieldValueInvalid", message: expect.stringMatching(/^Invalid value: "no\/slash": a valid config key/) }]);
+  });
+
   it("fills a Service's ipFamilies, ipFamilyPolicy and internalTrafficPolicy, and keeps them across a replace", async () => {
     const ns = await freshNamespace(c);
     const svc = await c.core.createNamespacedService({ namespace: ns, body: { metadata: { name: "svc" }, spec: { ports: [{ port: 80 }] } } });
