@@ -7,7 +7,11 @@ import { serve, type ServerType } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
+import { metrics } from "../../handlers/metrics.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import type { Logger } from "../log.ts";
+import { startProcessMetrics } from "../metrics/registry.ts";
+import { requestLog } from "./request-log.ts";
 import { RUNNER_VERSION } from "../version.ts";
 
 export type ApiServer = { url: string; port: number; close(): Promise<void> };
@@ -17,10 +21,14 @@ export async function startApiServer(options: {
   host?: string;
   socketPath: string;
   corsOrigins: string[] | undefined;
+  log: Logger;
 }): Promise<ApiServer> {
+  startProcessMetrics("api");
   const supervisor = new SupervisorClient(options.socketPath);
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
+  app.use("*", requestLog(options.log));
+  app.get("/metrics", metrics({ supervisor }));
   app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket }));
   app.notFound(notFound);
 
