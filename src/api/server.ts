@@ -29,7 +29,7 @@ export async function startApiServer(options: {
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
   app.use("*", requestLog(options.log));
   app.get("/metrics", metrics({ supervisor }));
-  app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket }));
+  app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, log: options.log }));
   app.notFound(notFound);
 
   const server = await new Promise<ServerType>((resolve, reject) => {
