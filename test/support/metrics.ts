@@ -1,10 +1,19 @@
 /** Reading a Prometheus text exposition in tests: scrape over HTTP, parse, look series up. */
 export type Sample = { name: string; labels: Record<string, string>; value: number };
 
-/** Parses the text format's sample lines (`name{a="x",b="y"} value`); comments are skipped. */
+/**
+ * Parses the text format's sample lines (`name{a="x",b="y"} value`); refuses a malformed line
+ * and a family declared twice (which Prometheus rejects: each process's figures must merge).
+ */
 export function parseExposition(text: string): Sample[] {
   const samples: Sample[] = [];
+  const families = new Set<string>();
   for (const line of text.split("\n")) {
+    const declared = /^# TYPE (\S+) /.exec(line)?.[1];
+    if (declared !== undefined) {
+      if (families.has(declared)) throw new Error(`family ${declared} is declared twice`);
+      families.add(declared);
+    }
     if (line === "" || line.startsWith("#")) continue;
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match) throw new Error(`not an exposition line: ${line}`);
