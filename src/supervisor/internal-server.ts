@@ -178,6 +178,7 @@ export async function startInternalServer(options: {
 
   server.on("upgrade", (request: IncomingMessage, socket: Duplex) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => {
     const url = new URL(request.url ?? "/", "http://supervisor");
+    log.debug("internal request", { method: "UPGRADE", path: url.pathname });
     const match = /^\/internal\/sessions\/([^/]+)\/io$/.exec(url.pathname);
     if (!match || request.headers.upgrade !== IO_UPGRADE_PROTOCOL || request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");

@@ -4,6 +4,7 @@
  * token, env value or bundle content reaches any line.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { type RunnerUnderTest, sessionBody, startRunner, waitFor } from "../support/processes.ts";
 import { type Sample, scrape, valueOf } from "../support/metrics.ts";
 import { eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
@@ -83,6 +84,16 @@ describe("logs and metrics", () => {
     const after = await scrape(runner.baseUrl);
     expect(moved(after, "runner_terminal_bytes_total", { direction: "in" })).toBeGreaterThanOrEqual("metered\r".length);
     expect(moved(after, "runner_terminal_bytes_total", { direction: "out" })).toBeGreaterThanOrEqual("metered".length);
+  });
+
+  it("carries a terminal connection's request id to the supervisor", async () => {
+    const socket = new WebSocket(`${runner.baseUrl.replace(/^http/, "ws")}/v1/sessions/${sessionId}/io`, { headers: { "x-request-id": "req-terminal-1" } });
+    await new Promise((resolve, reject) => socket.once("message", resolve).once("error", reject));
+    socket.close();
+    await waitFor(
+      () => lines(runner.stderr().supervisor).some((line) => line.requestId === "req-terminal-1" && line.path === `/internal/sessions/${sessionId}/io`) || undefined,
+      "the supervisor's line for the terminal upgrade",
+    );
   });
 
   it("moves the session to stopped, and counts an eviction for capacity", async () => {
