@@ -1,8 +1,8 @@
 /**
- * The runner's own figures, in one place (README "Logs and metrics" lists them). Callers use
- * the small functions below, never the metric objects, so each figure is moved from exactly
- * the points named in its comment. Series appear only once something is counted, so a
- * process shows only the figures it moves.
+ * The supervisor's figures, in one place (README "Logs and metrics" lists them and where each
+ * is moved). Callers use the small functions below, never the metric objects, so a figure's
+ * meaning is kept here. The api process never imports this module: it shows only its own
+ * figures (src/metrics/exposition.ts) and the defaults.
  */
 import { Counter, Gauge, Histogram } from "prom-client";
 import { registry } from "./registry.ts";
