@@ -7,6 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { BODY_LIMIT_BYTES, bodyTooLarge, internalError, routeNotFound } from "../src/contract/validation.ts";
 import { SupervisorUnavailableError } from "../src/internal/client.ts";
+import { createLogger } from "../src/log.ts";
 import { capabilities } from "./capabilities.ts";
 import { createAppSession } from "./create-app-session.ts";
 import { createSession } from "./create-session.ts";
@@ -31,6 +32,7 @@ export const notFound: NotFoundHandler = (c) => c.json(routeNotFound(c.req.metho
 
 export function createRunnerRoutes(deps: HandlerDeps): Hono {
   const app = new Hono();
+  const log = deps.log ?? createLogger("api", "info");
   const allowed = deps.corsOrigins;
   app.use(
     "*",
@@ -63,7 +65,7 @@ export function createRunnerRoutes(deps: HandlerDeps): Hono {
     if (error instanceof SupervisorUnavailableError) {
       return c.json({ error: "supervisor_unavailable", message: `${error.message}; retry shortly` }, 503);
     }
-    console.error(error);
+    log.error("request failed", { path: new URL(c.req.url).pathname, error });
     return c.json(internalError(error.message), 500);
   });
   return app;

@@ -13,6 +13,7 @@ import {
   unsupportedMediaType,
 } from "../src/contract/validation.ts";
 import type { InternalAnswer, SupervisorClient } from "../src/internal/client.ts";
+import type { Logger } from "../src/log.ts";
 
 export type HandlerDeps = {
   supervisor: SupervisorClient;
@@ -20,6 +21,8 @@ export type HandlerDeps = {
   corsOrigins: string[] | undefined;
   version: string;
   upgradeWebSocket: UpgradeWebSocket;
+  /** Where an unexpected failure is logged; a host embedding the routes may leave it out (stderr, info). */
+  log?: Logger;
 };
 
 /** Reads and validates a JSON body; a missing body is validated as `undefined`. */

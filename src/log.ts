@@ -1,39 +1,61 @@
 /**
- * A small structured logger: one JSON object per line on stderr, so both processes' logs can
- * be read by a cluster's log pipeline without a formatter.
+ * The logger of both processes: pino, one JSON object per line on stderr
+ * (`{"level","time","component","pid",["requestId"],[bindings…],fields…,"message"}`), so a
+ * cluster's log pipeline reads it without a formatter; rendered for people when stderr is a
+ * terminal. Every field goes through safeFields (redaction), and a line written while a
+ * request is being served carries its request id.
  */
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
-export type LogLevel = keyof typeof LEVELS;
+import { pino } from "pino";
+import { safeFields } from "./observability/log-fields.ts";
+import { prettyLine } from "./observability/pretty.ts";
+import { currentRequestId } from "./observability/request-context.ts";
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type Logger = {
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
+  /** A logger whose every line also carries `bindings` (a session's id, say). */
+  child(bindings: Record<string, unknown>): Logger;
 };
 
-export function createLogger(component: string, level: string, write = (line: string) => process.stderr.write(line)): Logger {
-  const threshold = LEVELS[level as LogLevel] ?? LEVELS.info;
-  const emit = (name: Exclude<LogLevel, "silent">) => (message: string, fields?: Record<string, unknown>) => {
-    if (LEVELS[name] < threshold) return;
-    write(`${JSON.stringify({ time: new Date().toISOString(), level: name, component, message, ...serialise(fields) })}\n`);
+/** Where lines go unless a caller says otherwise: stderr, readable when it is a terminal. */
+function stderrWriter(): (line: string) => void {
+  if (process.stderr.isTTY) return (line) => process.stderr.write(prettyLine(line, true));
+  return (line) => process.stderr.write(line);
+}
+
+export function createLogger(component: string, level: string, write: (line: string) => void = stderrWriter()): Logger {
+  const root = pino(
+    {
+      level: (LOG_LEVELS as readonly string[]).includes(level) ? level : "info",
+      base: { component, pid: process.pid },
+      messageKey: "message",
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId === undefined ? {} : { requestId };
+      },
+    },
+    { write },
+  );
+  return wrap(root);
+}
+
+function wrap(logger: pino.Logger): Logger {
+  const emit = (name: "debug" | "info" | "warn" | "error") => (message: string, fields?: Record<string, unknown>) => {
+    // Fields are filtered only when the line will be written.
+    if (logger.isLevelEnabled(name)) logger[name](fields ? safeFields(fields) : {}, message);
   };
-  return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
-}
-
-/** Errors are logged by name, message and cause chain; never by their enumerable fields, which may hold response headers. */
-function serialise(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!fields) return undefined;
-  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, value instanceof Error ? describeError(value) : value]));
-}
-
-function describeError(error: Error): Record<string, unknown> {
-  // A Kubernetes client error's message embeds the response body and headers: log its status only.
-  const status = (error as { code?: unknown }).code;
-  if (typeof status === "number" && status >= 100 && status <= 599) return { name: error.name, httpStatus: status };
   return {
-    name: error.name,
-    message: error.message,
-    ...(error.cause instanceof Error && { cause: describeError(error.cause) }),
+    debug: emit("debug"),
+    info: emit("info"),
+    warn: emit("warn"),
+    error: emit("error"),
+    child: (bindings) => wrap(logger.child(safeFields(bindings))),
   };
 }

@@ -58,7 +58,7 @@ function startSupervisor(): void {
 }
 
 startSupervisor();
-const api = await startApiServer({ port: core.port, socketPath: core.internalSocketPath, corsOrigins: core.corsOrigins });
+const api = await startApiServer({ port: core.port, socketPath: core.internalSocketPath, corsOrigins: core.corsOrigins, log: createLogger("api", core.logLevel) });
 log.info("k8s-runner listening", { url: `http://localhost:${api.port}/v1`, cluster: simulated ? "embedded simulated cluster" : "configured cluster" });
 
 async function shutdown(exitCode = 0): Promise<void> {

@@ -9,7 +9,7 @@ import { startApiServer } from "./server.ts";
 
 const config = exitOnConfigError(() => loadCoreConfig(process.env));
 const log = createLogger("api", config.logLevel);
-const server = await startApiServer({ port: config.port, socketPath: config.internalSocketPath, corsOrigins: config.corsOrigins });
+const server = await startApiServer({ port: config.port, socketPath: config.internalSocketPath, corsOrigins: config.corsOrigins, log });
 log.info("api listening", { url: `http://0.0.0.0:${server.port}`, supervisorSocket: config.internalSocketPath });
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -7,7 +7,11 @@ import { serve, type ServerType } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
+import { metrics } from "../../handlers/metrics.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import { type Logger, createLogger } from "../log.ts";
+import { startProcessMetrics } from "../metrics/registry.ts";
+import { requestLog } from "./request-log.ts";
 import { RUNNER_VERSION } from "../version.ts";
 
 export type ApiServer = { url: string; port: number; close(): Promise<void> };
@@ -17,11 +21,17 @@ export async function startApiServer(options: {
   host?: string;
   socketPath: string;
   corsOrigins: string[] | undefined;
+  /** The process's logger; a host starting the server itself may leave it out (stderr, info). */
+  log?: Logger;
 }): Promise<ApiServer> {
+  const log = options.log ?? createLogger("api", "info");
+  startProcessMetrics("api");
   const supervisor = new SupervisorClient(options.socketPath);
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
-  app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket }));
+  app.use("*", requestLog(log));
+  app.get("/metrics", metrics({ supervisor }));
+  app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, log }));
   app.notFound(notFound);
 
   const server = await new Promise<ServerType>((resolve, reject) => {

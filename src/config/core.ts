@@ -6,14 +6,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { parseAppsCatalog } from "./apps-catalog.ts";
-import { booleanVar, parseEnv, portVar, positiveIntVar, stringVar } from "./env-values.ts";
+import { LOG_LEVELS } from "../log.ts";
+import { booleanVar, parseEnv, picklistVar, portVar, positiveIntVar, stringVar } from "./env-values.ts";
 import { loadTerms } from "./terms.ts";
 
 export const DEFAULT_PORT = 8062;
 
 export const coreEnvSchema = v.object({
   PORT: portVar("PORT", DEFAULT_PORT),
-  LOG_LEVEL: stringVar("info"),
+  LOG_LEVEL: picklistVar("LOG_LEVEL", LOG_LEVELS, "info"),
   RUNNER_MAX_SESSIONS: positiveIntVar("RUNNER_MAX_SESSIONS", 32),
   RUNNER_EXIT_TTL_MS: positiveIntVar("RUNNER_EXIT_TTL_MS", 14_400_000),
   RUNNER_REPLAY_BUFFER_BYTES: positiveIntVar("RUNNER_REPLAY_BUFFER_BYTES", 5_000_000),

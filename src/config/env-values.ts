@@ -109,3 +109,18 @@ export function regexVar(name: string) {
     }),
   );
 }
+
+/** One of `choices`, case-insensitive; unset or blank → `fallback`. */
+export function picklistVar<const C extends readonly string[]>(name: string, choices: C, fallback: C[number]) {
+  return v.pipe(
+    rawEnvValue,
+    v.rawTransform(({ dataset, addIssue, NEVER }): C[number] => {
+      const word = dataset.value?.trim().toLowerCase() ?? "";
+      if (word === "") return fallback;
+      const choice = choices.find((candidate) => candidate === word);
+      if (choice !== undefined) return choice;
+      addIssue({ message: `${name} must be one of ${choices.join(", ")}, got '${dataset.value}'.` });
+      return NEVER;
+    }),
+  );
+}

@@ -5,6 +5,7 @@
  */
 import type { Readable, Duplex } from "node:stream";
 import { Pool } from "undici";
+import { requestIdHeaders } from "../observability/request-context.ts";
 import { INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER, internalPaths } from "./protocol.ts";
 
 export class SupervisorUnavailableError extends Error {
@@ -59,7 +60,7 @@ export class SupervisorClient {
       const { socket, headers } = await this.#streams.upgrade({
         path: `${internalPaths.io(sessionId)}?${query}`,
         protocol: IO_UPGRADE_PROTOCOL,
-        headers: { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION },
+        headers: { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION, ...requestIdHeaders() },
       });
       if (headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
         socket.destroy();
@@ -83,6 +84,7 @@ export class SupervisorClient {
         path,
         headers: {
           [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION,
+          ...requestIdHeaders(),
           ...(body !== undefined && { "content-type": "application/json" }),
         },
         ...(body !== undefined && { body: JSON.stringify(body) }),

@@ -54,4 +54,5 @@ export const internalPaths = {
   reload: (id: string) => `/internal/sessions/${encodeURIComponent(id)}/reload`,
   apps: (id: string) => `/internal/sessions/${encodeURIComponent(id)}/apps`,
   resume: (id: string) => `/internal/sessions/${encodeURIComponent(id)}/resume`,
+  metrics: "/internal/metrics",
 };

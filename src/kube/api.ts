@@ -11,6 +11,7 @@ import {
   NetworkingV1Api,
   Watch,
 } from "@kubernetes/client-node";
+import { countedApiClient } from "../metrics/kube-client.ts";
 
 export type KubeApi = {
   kubeConfig: KubeConfig;
@@ -25,11 +26,11 @@ export type KubeApi = {
 export function kubeApi(kubeConfig: KubeConfig): KubeApi {
   return {
     kubeConfig,
-    core: kubeConfig.makeApiClient(CoreV1Api),
-    networking: kubeConfig.makeApiClient(NetworkingV1Api),
-    batch: kubeConfig.makeApiClient(BatchV1Api),
-    custom: kubeConfig.makeApiClient(CustomObjectsApi),
-    apis: kubeConfig.makeApiClient(ApisApi),
+    core: countedApiClient(kubeConfig, CoreV1Api),
+    networking: countedApiClient(kubeConfig, NetworkingV1Api),
+    batch: countedApiClient(kubeConfig, BatchV1Api),
+    custom: countedApiClient(kubeConfig, CustomObjectsApi),
+    apis: countedApiClient(kubeConfig, ApisApi),
     watch: new Watch(kubeConfig),
   };
 }

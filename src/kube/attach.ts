@@ -8,6 +8,7 @@
  */
 import type { KubeConfig, V1Status } from "@kubernetes/client-node";
 import WebSocket from "ws";
+import { trackAttachStream } from "../metrics/figures.ts";
 
 const STDIN = 0;
 const STDOUT = 1;
@@ -57,6 +58,7 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
 
   let settle!: (end: AttachEnd) => void;
   const closed = new Promise<AttachEnd>((resolve) => (settle = resolve));
+  trackAttachStream(closed);
   let status: V1Status | undefined;
   let alive = true;
   const heartbeat = setInterval(() => {

@@ -12,6 +12,7 @@ import { type Response, fetch as undiciFetch } from "undici";
 import type { BuildConfig } from "../config/kube.ts";
 import type { PullPolicy, RunBundle } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
+import { timeBuild } from "../metrics/figures.ts";
 import { SessionStartError } from "../sessions/backend.ts";
 import { type KubeApi, withDeadline } from "./api.ts";
 import { BundleArchiveError, bundleArchive } from "./bundle-archive.ts";
@@ -181,7 +182,7 @@ export class ImageBuilder {
     onProgress("Building image…");
     this.#log.info("building session image", fields);
     try {
-      await this.#runBuild(input, tag, baseDigest);
+      await timeBuild(this.#runBuild(input, tag, baseDigest));
     } catch (err) {
       this.#log.warn("session image build failed", { ...fields, error: err });
       throw err;

@@ -10,6 +10,7 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "../log.ts";
+import { podWatchRestarted } from "../metrics/figures.ts";
 import type { KubeApi } from "./api.ts";
 import { httpStatusOf } from "./status/api-error.ts";
 
@@ -112,6 +113,7 @@ export class PodWatcher {
     const ended = (needsRelist: boolean) => {
       // Only the current watch may schedule the next one.
       if (serial !== this.#watchSerial || this.#stopped) return;
+      podWatchRestarted(needsRelist ? "relist" : "resume");
       this.#watchSerial += 1;
       clearTimeout(this.#inactivity);
       this.#abort?.abort();
@@ -150,6 +152,7 @@ export class PodWatcher {
     } catch (error) {
       this.log.warn("session pod watch could not be opened; retrying", { status: httpStatusOf(error) });
       if (serial === this.#watchSerial) {
+        podWatchRestarted("relist");
         this.#watchSerial += 1;
         clearTimeout(this.#inactivity);
         this.#scheduleRetry(() => this.#relist());

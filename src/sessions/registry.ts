@@ -4,6 +4,7 @@
  * the retention timers armed by status changes. Timers never keep the process alive.
  */
 import { isTerminal, type RunStatus } from "../contract/wire.ts";
+import { sessionEvicted } from "../metrics/figures.ts";
 import type { Session } from "./session.ts";
 
 export type RegistryLimits = {
@@ -42,7 +43,7 @@ export class Registry {
     if (this.#sessions.size >= this.limits.maxSessions) {
       const victim = this.#oldestReclaimable();
       if (!victim) return false;
-      this.evict(victim.id);
+      this.evict(victim.id, "capacity");
     }
     this.#sessions.set(session.id, session);
     return true;
@@ -67,10 +68,11 @@ export class Registry {
     }
   }
 
-  evict(id: string): void {
+  evict(id: string, reason: "capacity" | "expired"): void {
     const session = this.#sessions.get(id);
     this.#cancel(id);
     if (!session) return;
+    sessionEvicted(reason);
     this.#sessions.delete(id);
     session.dispose();
   }
@@ -91,7 +93,7 @@ export class Registry {
 
   #arm(id: string, ms: number): void {
     this.#cancel(id);
-    const timer = setTimeout(() => this.evict(id), ms);
+    const timer = setTimeout(() => this.evict(id, "expired"), ms);
     timer.unref();
     this.#timers.set(id, timer);
   }

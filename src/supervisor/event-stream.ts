@@ -6,12 +6,14 @@
  */
 import type { Writable } from "node:stream";
 import { SSE_GAP_FRAME, SSE_HEARTBEAT, sseEventFrame } from "../contract/streams.ts";
+import { sseSubscriberOpened } from "../metrics/figures.ts";
 import type { Session } from "../sessions/session.ts";
 
 export function streamEvents(session: Session, out: Writable, afterId: number, heartbeatMs: number): void {
   let cursor = afterId;
   let finished = false;
   let awaitingDrain = false;
+  const closeSubscriber = sseSubscriberOpened();
   // A stream opened on a terminal session is a replay: no heartbeat, not a subscriber.
   const live = !session.terminal;
   if (live) session.addSubscriber();
@@ -21,6 +23,7 @@ export function streamEvents(session: Session, out: Writable, afterId: number, h
     finished = true;
     unsubscribe();
     clearInterval(heartbeat);
+    closeSubscriber();
     if (live) session.removeSubscriber(Date.now());
     if (!out.writableEnded) out.end();
   };

@@ -21,6 +21,8 @@ import {
   parseCursor,
 } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
+import { metricsSnapshot } from "../metrics/registry.ts";
+import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from "../observability/request-context.ts";
 import { streamEvents } from "./event-stream.ts";
 import type { Outcome, SessionService } from "./session-service.ts";
 import { refuseTerminal, streamTerminal } from "./terminal-stream.ts";
@@ -100,6 +102,7 @@ function routes(service: SessionService): Route[] {
       handle: async ({ params, body }) => service.setApps(params[0]!, parsed(SetAppsMessageSchema, await body())),
     },
     { method: "POST", pattern: new RegExp(`^/internal/sessions/${id}/resume$`), handle: ({ params }) => service.resume(params[0]!) },
+    { method: "GET", pattern: /^\/internal\/metrics$/, handle: async () => ({ status: 200, body: await metricsSnapshot() }) },
   ];
 }
 
@@ -149,8 +152,10 @@ export async function startInternalServer(options: {
   const { service, log } = options;
   const table = routes(service);
 
-  const server = createServer((request, response) => {
+  // Each request is served under the api's request id, so the lines it causes name it.
+  const server = createServer((request, response) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => {
     const url = new URL(request.url ?? "/", "http://supervisor");
+    log.debug("internal request", { method: request.method, path: url.pathname });
     if (request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
       return answer(response, {
         status: 400,
@@ -169,10 +174,11 @@ export async function startInternalServer(options: {
         if (!response.headersSent) answer(response, { status: 500, body: { statusCode: 500, error: "Internal Server Error", message: "internal error" } });
         else response.destroy();
       });
-  });
+  }));
 
-  server.on("upgrade", (request: IncomingMessage, socket: Duplex) => {
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => {
     const url = new URL(request.url ?? "/", "http://supervisor");
+    log.debug("internal request", { method: "UPGRADE", path: url.pathname });
     const match = /^\/internal\/sessions\/([^/]+)\/io$/.exec(url.pathname);
     if (!match || request.headers.upgrade !== IO_UPGRADE_PROTOCOL || request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
@@ -190,7 +196,7 @@ export async function startInternalServer(options: {
       return refuseTerminal(socket, CloseCodes.notFound, reason);
     }
     streamTerminal(session, app, socket, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
-  });
+  }));
 
   await mkdir(dirname(options.socketPath), { recursive: true, mode: 0o700 });
   // A socket file left by a previous supervisor would make listen fail with EADDRINUSE.

@@ -4,6 +4,8 @@
  */
 import type { CoreConfig } from "../config/core.ts";
 import type { Logger } from "../log.ts";
+import { observeSessions } from "../metrics/figures.ts";
+import { startProcessMetrics } from "../metrics/registry.ts";
 import type { Backend } from "../sessions/backend.ts";
 import { RUNNER_VERSION } from "../version.ts";
 import { startInternalServer } from "./internal-server.ts";
@@ -21,7 +23,9 @@ export async function runSupervisor(options: {
   log: Logger;
   timings?: SupervisorTimings;
 }): Promise<RunningSupervisor> {
+  startProcessMetrics("supervisor");
   const service = new SessionService(options.config, options.backend, options.log, options.timings ?? DEFAULT_TIMINGS);
+  observeSessions(() => service.registry.all());
   // Housekeeping before serving: what an earlier supervisor left is re-adopted or reaped.
   const adopted = await service.adoptSessions();
   if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });

@@ -18,6 +18,7 @@ import type {
 import { internalError } from "../contract/validation.ts";
 import { type ProbeConfig, type RunEvent, type RunStatus, isEventFrame } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
+import { type StartTracker, trackStart } from "../metrics/figures.ts";
 import {
   type AdmissionContext,
   type SessionPlan,
@@ -76,6 +77,8 @@ const workspaceFailure = (error: unknown): Outcome => ({
 export class SessionService {
   readonly registry: Registry;
   readonly #watchJobs = new Set<string>();
+  /** The launch in progress of each session, for the start figures. */
+  readonly #starts = new WeakMap<Session, StartTracker>();
   #watchTimer: NodeJS.Timeout | undefined;
   #shuttingDown = false;
 
@@ -153,7 +156,7 @@ export class SessionService {
       await session.workload.stop();
       return { status: 204 };
     } catch (error) {
-      this.log.warn("stop failed", { sessionId: id, error });
+      this.#log(session).warn("stop failed", { error });
       return { status: 500, body: { error: "stop_failed", message: error instanceof Error ? error.message : String(error) } };
     }
   }
@@ -345,7 +348,7 @@ export class SessionService {
       const snapshot = await workspace.snapshot();
       session.checkpoint = { files: snapshot.files, at: Date.now() };
     } catch (error) {
-      this.log.warn("workspace checkpoint failed", { sessionId: session.id, error });
+      this.#log(session).warn("workspace checkpoint failed", { error });
     }
   }
 
@@ -358,7 +361,7 @@ export class SessionService {
       session.checkpoint = { files: snapshot.files, at: Date.now() };
       await workload.suspend();
     } catch (error) {
-      this.log.warn("watch session suspend failed; retrying next tick", { sessionId: session.id, error });
+      this.#log(session).warn("watch session suspend failed; retrying next tick", { error });
       return;
     }
     session.workload = undefined;
@@ -397,6 +400,7 @@ export class SessionService {
         body: { error: "too_many_sessions", message: `runner is at its configured max of ${this.config.maxSessions} concurrent sessions` },
       };
     }
+    this.#log(session).info("session admitted", { mode: session.mode, apps: [...session.apps.keys()] });
     if (plan.notice) session.append({ type: "progress", phase: "provision", message: plan.notice });
     void this.#launch(session);
     return {
@@ -428,6 +432,7 @@ export class SessionService {
     // A `running` reported before the start settles is held back until the workload handle
     // is in place, so a client that sees `running` can type, and use the workspace, at once.
     const launch: LaunchState = { settled: false, heldRunning: undefined };
+    this.#starts.set(session, trackStart(session.mode, Date.now));
     try {
       const workload = await start(this.#callbacks(session, launch));
       session.workload = workload;
@@ -444,7 +449,7 @@ export class SessionService {
         error instanceof SessionStartError
           ? `${error.stage}: ${error.message}`
           : `start: ${error instanceof Error ? error.message : String(error)}`;
-      this.log.warn("session start failed", { sessionId: session.id, error });
+      this.#log(session).warn("session start failed", { error });
       this.#emitStatus(session, session.userStopped ? { kind: "stopped" } : { kind: "failed", message });
     }
   }
@@ -458,8 +463,10 @@ export class SessionService {
         if (!launch.settled && status.kind === "running") launch.heldRunning = status;
         else this.#emitStatus(session, status);
       },
-      onProgress: (phase, message, done, app) =>
-        append({ type: "progress", ...(app !== undefined && { app }), phase, message, ...(done !== undefined && { done }) }),
+      onProgress: (phase, message, done, app) => {
+        this.#starts.get(session)?.stage(phase);
+        append({ type: "progress", ...(app !== undefined && { app }), phase, message, ...(done !== undefined && { done }) });
+      },
       onOutput: (app, bytes, tag) => session.pushOutput(app, bytes, tag),
       onDebug: (app, frame) => {
         const channel = session.apps.get(app);
@@ -485,6 +492,13 @@ export class SessionService {
     if (session.disposed || session.terminal) return;
     session.append({ type: "status", status });
     this.registry.statusChanged(session, status, new Date());
+    this.#starts.get(session)?.status(status.kind);
+    this.#log(session).info("session status", { status: status.kind, ...(status.kind === "exited" && { code: status.code }) });
+  }
+
+  /** Every line about a session names it. */
+  #log(session: Session): Logger {
+    return this.log.child({ sessionId: session.id });
   }
 
   #watchSession(id: string): Session | Outcome {

@@ -9,6 +9,7 @@ import type { Duplex } from "node:stream";
 import * as v from "valibot";
 import { CloseCodes, encodeByteFrame } from "../contract/streams.ts";
 import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "../internal/io-frames.ts";
+import { terminalBytesRelayed } from "../metrics/figures.ts";
 import type { AppChannel, Session } from "../sessions/session.ts";
 
 const MAX_TERMINAL_SIZE = 10_000;
@@ -59,6 +60,7 @@ export function streamTerminal(
       cursor += 1;
       const chunk = bytes.get(cursor);
       if (!chunk) continue;
+      terminalBytesRelayed("out", chunk.bytes.byteLength);
       if (!send({ kind: FrameKind.binary, bytes: encodeByteFrame(cursor, chunk.tag, chunk.bytes) })) {
         awaitingDrain = true;
         socket.once("drain", () => {
@@ -111,7 +113,10 @@ export function streamTerminal(
     for (const frame of frames) {
       if (frame.kind === FrameKind.binary) {
         // Stdin is dropped while no workload is live (starting, suspended, ended).
-        if (!session.terminal && session.status.kind === "running") session.workload?.writeStdin(app.name, frame.bytes);
+        if (!session.terminal && session.status.kind === "running" && session.workload) {
+          terminalBytesRelayed("in", frame.bytes.byteLength);
+          session.workload.writeStdin(app.name, frame.bytes);
+        }
       } else if (frame.kind === FrameKind.text) {
         onControl(frame.text);
       } else {

@@ -370,6 +370,13 @@ describe("overlay example", () => {
     }
     expect(envValue(objects, "RUNNER_WATCH_SESSIONS")).toBe("true");
   });
+
+  it("lets Prometheus scrape GET /metrics on the api container's port (the metrics component)", () => {
+    const annotations = (deployment.spec.template.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+    expect(annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/path": "/metrics" });
+    const api = deployment.spec.template.spec.containers.find((c) => c.name === "api");
+    expect(api?.ports?.map((p) => String(p.containerPort))).toContain(annotations["prometheus.io/port"]);
+  });
 });
 
 describe("containers the runner creates under the installed configuration", () => {

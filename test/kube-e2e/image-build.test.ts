@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { imageTag } from "../../src/kube/dependency-key.ts";
 import { buildJobName } from "../../src/kube/specs/names.ts";
 import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { scrape, valueOf } from "../support/metrics.ts";
 import { waitFor } from "../support/processes.ts";
 import { eventsOf, eventsUntil, isStatus } from "../support/streams.ts";
 
@@ -85,5 +86,12 @@ describe("image build path", () => {
       status: { kind: "failed", message: expect.stringMatching(/^create: image build failed: (.|\n)*error: module std\/broken not found$/) },
     });
     await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "no session pod");
+  });
+
+  it("times each build by outcome on /metrics, and the build stage of each start", async () => {
+    const samples = await scrape(runner.baseUrl);
+    expect(valueOf(samples, "runner_image_build_seconds_count", { process: "supervisor", outcome: "succeeded" })).toBe(1);
+    expect(valueOf(samples, "runner_image_build_seconds_count", { process: "supervisor", outcome: "failed" })).toBe(1);
+    expect(valueOf(samples, "runner_session_start_seconds_count", { process: "supervisor", stage: "build" })).toBe(2);
   });
 });

@@ -85,6 +85,8 @@ export type RunnerUnderTest = {
   stopApi(signal?: NodeJS.Signals): Promise<void>;
   startSupervisor(): Promise<void>;
   stopSupervisor(signal?: NodeJS.Signals): Promise<void>;
+  /** What each process has written to stderr so far (its log lines). */
+  stderr(): { api: string; supervisor: string };
   close(): Promise<void>;
 };
 
@@ -118,6 +120,7 @@ export async function startRunner(options: { env?: Record<string, string>; clien
       }, "the api process to answer /v1/health");
     },
     stopApi: (signal) => stopChild(api, signal),
+    stderr: () => ({ api: api ? capturedStderr(api) : "", supervisor: supervisor ? capturedStderr(supervisor) : "" }),
     async close() {
       await Promise.all([stopChild(api, "SIGKILL"), stopChild(supervisor)]);
       await rm(dir, { recursive: true, force: true });

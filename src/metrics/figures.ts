@@ -1,0 +1,182 @@
+/**
+ * The supervisor's figures, in one place (README "Logs and metrics" lists them and where each
+ * is moved). Callers use the small functions below, never the metric objects, so a figure's
+ * meaning is kept here. The api process never imports this module: it shows only its own
+ * figures (src/metrics/exposition.ts) and the defaults.
+ */
+import { Counter, Gauge, Histogram } from "prom-client";
+import { registry } from "./registry.ts";
+
+const registers = [registry];
+
+/** What the sessions gauge reads: the registry's sessions, by mode and status. */
+export type SessionCensus = () => Iterable<{ mode: string; status: { kind: string } }>;
+
+let census: SessionCensus = () => [];
+
+/** Sessions held by the supervisor's registry, by mode and status; counted at each scrape. */
+new Gauge({
+  name: "runner_sessions",
+  help: "Sessions held by the supervisor, by mode and state (status kind).",
+  labelNames: ["mode", "state"] as const,
+  registers,
+  collect() {
+    this.reset();
+    for (const session of census()) this.inc({ mode: session.mode, state: session.status.kind });
+  },
+});
+
+/** Session launches (new, resumed, re-adopted) by the first status they reached. */
+const starts = new Counter({
+  name: "runner_session_starts_total",
+  help: "Session launches by mode and outcome (the first status after starting: running, failed, stopped, exited, suspended).",
+  labelNames: ["mode", "outcome"] as const,
+  registers,
+});
+
+const startLatency = new Histogram({
+  name: "runner_session_start_seconds",
+  help: "Seconds from a launch until it first reached a stage: build, provision, boot (progress phases) or running.",
+  labelNames: ["mode", "stage"] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300],
+  registers,
+});
+
+const evictions = new Counter({
+  name: "runner_session_evictions_total",
+  help: "Sessions dropped from the registry: capacity (making room for a new one) or expired (retention ended).",
+  labelNames: ["reason"] as const,
+  registers,
+});
+
+const sseSubscribers = new Gauge({
+  name: "runner_sse_subscribers",
+  help: "Server-Sent Event streams being served.",
+  registers,
+});
+
+const terminalBytes = new Counter({
+  name: "runner_terminal_bytes_total",
+  help: "Terminal bytes relayed: out (workload output to clients) and in (client stdin to the workload).",
+  labelNames: ["direction"] as const,
+  registers,
+});
+
+const kubeRequests = new Counter({
+  name: "runner_kube_requests_total",
+  help: "Kubernetes API requests made through the typed clients, by verb and resource.",
+  labelNames: ["verb", "resource"] as const,
+  registers,
+});
+
+const kubeErrors = new Counter({
+  name: "runner_kube_request_errors_total",
+  help: "Kubernetes API requests that failed, by verb, resource and code (the HTTP status, or 'network').",
+  labelNames: ["verb", "resource", "code"] as const,
+  registers,
+});
+
+const watchRestarts = new Counter({
+  name: "runner_pod_watch_restarts_total",
+  help: "Re-openings of the shared session pod watch: resume (from the last version) or relist (after an error or 410).",
+  labelNames: ["kind"] as const,
+  registers,
+});
+
+const attachStreams = new Gauge({
+  name: "runner_attach_streams_open",
+  help: "pods/attach streams to session containers that are open (or opening).",
+  registers,
+});
+
+const buildDuration = new Histogram({
+  name: "runner_image_build_seconds",
+  help: "Session image build durations, by outcome (succeeded or failed).",
+  labelNames: ["outcome"] as const,
+  buckets: [5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800],
+  registers,
+});
+
+/** The supervisor's registry, read at each scrape (the supervisor's start). */
+export function observeSessions(source: SessionCensus): void {
+  census = source;
+}
+
+export type StartTracker = {
+  /** A progress phase was reported. */
+  stage(phase: string): void;
+  /** A status was recorded; the first one other than `starting` ends the start. */
+  status(kind: string): void;
+};
+
+/** One launch of a session (the core's launch path); `now` in milliseconds. */
+export function trackStart(mode: string, now: () => number): StartTracker {
+  const began = now();
+  const seen = new Set<string>();
+  let ended = false;
+  const reached = (stage: string) => {
+    if (seen.has(stage)) return;
+    seen.add(stage);
+    startLatency.observe({ mode, stage }, (now() - began) / 1000);
+  };
+  return {
+    stage(phase) {
+      if (!ended) reached(phase);
+    },
+    status(kind) {
+      if (ended || kind === "starting") return;
+      ended = true;
+      if (kind === "running") reached("running");
+      starts.inc({ mode, outcome: kind });
+    },
+  };
+}
+
+export function sessionEvicted(reason: "capacity" | "expired"): void {
+  evictions.inc({ reason });
+}
+
+/** An SSE stream began; the returned function ends it (once). */
+export function sseSubscriberOpened(): () => void {
+  sseSubscribers.inc();
+  let open = true;
+  return () => {
+    if (open) sseSubscribers.dec();
+    open = false;
+  };
+}
+
+export function terminalBytesRelayed(direction: "in" | "out", bytes: number): void {
+  terminalBytes.inc({ direction }, bytes);
+}
+
+export type KubeRequestLabels = { verb: string; resource: string };
+
+export function kubeRequestMade(labels: KubeRequestLabels, failure: number | "network" | undefined): void {
+  kubeRequests.inc(labels);
+  if (failure !== undefined) kubeErrors.inc({ ...labels, code: String(failure) });
+}
+
+export function podWatchRestarted(kind: "resume" | "relist"): void {
+  watchRestarts.inc({ kind });
+}
+
+/** An attach stream was opened; it counts as open until `closed` settles. */
+export function trackAttachStream(closed: Promise<unknown>): void {
+  attachStreams.inc();
+  const close = () => attachStreams.dec();
+  closed.then(close, close);
+}
+
+/** Times an image build; the build's own result is returned unchanged. */
+export async function timeBuild<T>(build: Promise<T>, now: () => number = Date.now): Promise<T> {
+  const began = now();
+  try {
+    const result = await build;
+    buildDuration.observe({ outcome: "succeeded" }, (now() - began) / 1000);
+    return result;
+  } catch (error) {
+    buildDuration.observe({ outcome: "failed" }, (now() - began) / 1000);
+    throw error;
+  }
+}
