@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
+import { createConsoleRoutes } from "../../handlers/console.ts";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { SupervisorClient } from "../internal/client.ts";
 import { RUNNER_VERSION } from "../version.ts";
@@ -17,11 +18,14 @@ export async function startApiServer(options: {
   host?: string;
   socketPath: string;
   corsOrigins: string[] | undefined;
+  /** Serve the session console at /console (RUNNER_CONSOLE). */
+  console?: boolean;
 }): Promise<ApiServer> {
   const supervisor = new SupervisorClient(options.socketPath);
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
   app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket }));
+  if (options.console) app.route("/", createConsoleRoutes({ supervisor }));
   app.notFound(notFound);
 
   const server = await new Promise<ServerType>((resolve, reject) => {
