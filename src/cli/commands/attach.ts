@@ -1,0 +1,29 @@
+/**
+ * `attach <id>` and `logs <id>`: the session's terminal from its first retained byte until
+ * the session ends. `attach` also forwards stdin and answers the app's exit code; `logs` only
+ * prints.
+ */
+import { type CliContext, createSink } from "../context.ts";
+import { EXIT_ERROR, exitCodeFor } from "../exit-code.ts";
+import { relayTerminal } from "../terminal-io.ts";
+import { CloseCodes } from "../../contract/streams.ts";
+
+export async function attachCommand(context: CliContext, sessionId: string, app: string | undefined, interactive: boolean): Promise<number> {
+  const { client } = context;
+  const sink = createSink(context);
+  // Unknown ids are refused here with the runner's own 404 message.
+  await client.getSession(sessionId);
+  const terminal = client.terminal(sessionId, { ...(app !== undefined && { app }), lastSeq: 0 });
+  const closed = await relayTerminal(terminal, {
+    stdin: interactive ? context.stdin : undefined,
+    stdout: context.streams.stdout,
+    sink,
+  });
+  if (closed.code === CloseCodes.notFound) throw new Error(closed.reason || "session or app not found");
+  const { status } = await client.getSession(sessionId);
+  const ended = ["exited", "failed", "stopped"].includes(status.kind);
+  if (!ended) sink.notice(`the terminal closed (${closed.code}) while the session is ${status.kind}`);
+  const code = !ended ? EXIT_ERROR : interactive ? exitCodeFor(status, false) : 0;
+  sink.exit(code, status);
+  return code;
+}
