@@ -33,8 +33,7 @@ describe("helm chart", () => {
     const objects = helmTemplate(helm, "k8s/chart/ci/example-values.yaml");
     for (const o of objects) expect(o.metadata.labels?.["app.kubernetes.io/managed-by"], o.metadata.name).toBe("Helm");
     const annotations = (values: string) =>
-      (helmTemplate(helm, values).find((o) => o.kind === "Deployment") as { spec: { template: { metadata: { annotations: object } } } }).spec
-        .template.metadata.annotations;
+      (runnerDeployment(helmTemplate(helm, values)).spec.template.metadata as { annotations?: Record<string, string> }).annotations ?? {};
     expect(Object.keys(annotations("k8s/chart/ci/example-values.yaml")).sort()).toEqual(["checksum/apps", "checksum/env", "checksum/terms"]);
     expect(annotations("k8s/chart/ci/plain-values.yaml")).not.toEqual(annotations("k8s/chart/ci/build-values.yaml"));
   });
