@@ -25,7 +25,10 @@ export class HumanSink implements OutputSink {
     this.#progress = streams.stderr.isTTY ? new ProgressDisplay(streams.stderr) : undefined;
   }
 
-  session(): void {}
+  /** The id, for `logs`/`stop` from another shell; on a terminal only (scripts use --json). */
+  session(created: { sessionId: string }): void {
+    if (this.streams.stderr.isTTY) this.streams.stderr.write(`k8s-runner: session ${created.sessionId}\n`);
+  }
 
   event(_id: number, event: RunEvent): void {
     if (event.type === "progress") {

@@ -11,6 +11,9 @@ import { freePort } from "../support/processes.ts";
 import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
 import { jsonLines, runCli } from "./cli-process.ts";
 
+// A bound on waiting for the runner on a busy machine, not a timing assertion.
+const WAIT = { timeout: 30_000 };
+
 let runner: KubeRunner;
 let app: string;
 
@@ -92,12 +95,12 @@ describe("k8s-runner on existing sessions", () => {
 
     const stopped = await runCli(["stop", sessionId], { url: runner.baseUrl });
     expect(stopped).toEqual({ code: 0, stdout: `stopped ${sessionId}\n`, stderr: "" });
-    await expect.poll(async () => (await runner.client.getSession(sessionId)).status.kind).toBe("stopped");
+    await expect.poll(async () => (await runner.client.getSession(sessionId)).status.kind, WAIT).toBe("stopped");
   });
 
   it("logs prints an ended session's output and exits 0", async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ output: "kept output\n", "exit-code": 4 }));
-    await expect.poll(async () => (await runner.client.getSession(sessionId)).status.kind).toBe("failed");
+    await expect.poll(async () => (await runner.client.getSession(sessionId)).status.kind, WAIT).toBe("failed");
     const printed = await runCli(["logs", sessionId], { url: runner.baseUrl });
     expect(printed).toMatchObject({ code: 0, stderr: "" });
     expect(printed.stdout).toContain("kept output");

@@ -15,6 +15,9 @@ import { REPO_ROOT } from "../deploy/render.ts";
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO_ROOT, ".tmp", "console");
 
+// A bound on waiting for the runner on a busy machine, not a timing assertion.
+const WAIT = { timeout: 30_000 };
+
 let runner: KubeRunner;
 let browser: BrowserContext;
 let profile: string;
@@ -52,7 +55,7 @@ describe("session console", () => {
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
     await page.goto(`${runner.baseUrl}/console`);
-    await expect.poll(() => page.inputValue("#image")).toBe("telorun/node:latest-slim");
+    await expect.poll(() => page.inputValue("#image"), WAIT).toBe("telorun/node:latest-slim");
 
     await page.click("#start");
     const status = page.locator("#detail-status");
@@ -67,7 +70,7 @@ describe("session console", () => {
     await page.keyboard.press("Enter");
     // The tty echoes the typed line, then the simulated `cat` prints it back.
     const rows = page.locator("#terminal .xterm-rows");
-    await expect.poll(async () => ((await rows.textContent()) ?? "").split("hello console").length - 1).toBeGreaterThanOrEqual(2);
+    await expect.poll(async () => ((await rows.textContent()) ?? "").split("hello console").length - 1, WAIT).toBeGreaterThanOrEqual(2);
     await page.locator("#events li", { hasText: "status running" }).waitFor();
 
     await mkdir(ARTIFACTS, { recursive: true });
