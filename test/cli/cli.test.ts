@@ -18,7 +18,7 @@ let runner: KubeRunner;
 let app: string;
 
 beforeAll(async () => {
-  runner = await startKubeRunner({ env: { RUNNER_CONSOLE: "true", RUNNER_START_DEADLINE_SECONDS: "3" } });
+  runner = await startKubeRunner({ env: { RUNNER_CONSOLE: "true", RUNNER_START_DEADLINE_SECONDS: "10" } });
   app = await mkdtemp(join(tmpdir(), "k8s-runner-cli-app-"));
   await writeFile(join(app, "telo.yaml"), "kind: Telo.Application\nmetadata:\n  name: cli-test\n");
   await writeFile(join(app, "data.bin"), Buffer.from([0xff, 0x00, 0xfe]));
@@ -106,8 +106,9 @@ describe("k8s-runner on existing sessions", () => {
     expect(printed.stdout).toContain("kept output");
   });
 
-  it("attach forwards stdin and exits with the app's code", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+  it("attach forwards stdin from running on and exits with the app's code", async () => {
+    // Still starting when the CLI attaches: stdin sent now would be dropped by the runner.
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "start-delay-ms": 5000 }));
     const result = await runCli(["attach", sessionId], { url: runner.baseUrl, stdin: "typed\r\x04" });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("typed");
