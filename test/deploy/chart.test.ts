@@ -3,6 +3,7 @@
  * chart's defaults equals k8s/base, and with ci/<overlay>-values.yaml equals that overlay,
  * object for object, so the two installs cannot drift.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -44,6 +45,13 @@ describe("helm chart", () => {
     const deployment = runnerDeployment(objects);
     for (const container of deployment.spec.template.spec.containers) {
       expect(container.env).toEqual([{ name: "RUNNER_APPS", valueFrom: { secretKeyRef: { name: "my-catalog", key: "RUNNER_APPS" } } }]);
+    }
+  });
+
+  it("passes helm lint --strict with every values file", () => {
+    for (const values of [undefined, ...OVERLAYS.map((o) => `k8s/chart/ci/${o}-values.yaml`)]) {
+      const args = ["lint", "--strict", "k8s/chart", ...(values ? ["-f", values] : [])];
+      expect(() => execFileSync(helm, args, { cwd: REPO_ROOT, stdio: "pipe" }), values ?? "defaults").not.toThrow();
     }
   });
 
