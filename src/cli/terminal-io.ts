@@ -3,8 +3,11 @@
  * as it arrives (or as JSON lines under --json); stdin is forwarded only once `stdinGate`
  * opens (the workload is running), because the runner drops stdin sent before that. A local
  * TTY is put in raw mode so keys like ^C reach the app, and its size follows the window.
+ * A socket closed with a code that is not final (a runner restart: 1011) is reopened from the
+ * last byte seen, as the reference client does (contract.md §6.5), so no output is repeated.
  */
 import type { Terminal } from "../client/index.ts";
+import { CloseCodes } from "../contract/streams.ts";
 import type { OutputSink } from "./output.ts";
 
 export type LocalTty = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(raw: boolean): unknown };
@@ -18,13 +21,36 @@ export type TerminalRelayOptions = {
   stdinGate?: Promise<void>;
 };
 
-/** Relays until the socket closes; answers its close code and reason. */
-export async function relayTerminal(terminal: Terminal, options: TerminalRelayOptions): Promise<{ code: number; reason: string }> {
+const FINAL_CLOSE_CODES = new Set<number>([
+  CloseCodes.normal,
+  1001,
+  1005,
+  CloseCodes.forbiddenOrigin,
+  CloseCodes.notFound,
+  CloseCodes.terminalNothingToReplay,
+]);
+const MAX_RECONNECT_DELAY_MS = 10_000;
+/** Opens in a row that never connect before the runner counts as unreachable. */
+const MAX_FAILED_OPENS = 6;
+
+/** Relays until a socket closes for good; answers that close's code and reason. */
+export async function relayTerminal(
+  open: (lastSeq: number) => Terminal,
+  options: TerminalRelayOptions,
+): Promise<{ code: number; reason: string }> {
   const { stdin, stdout, sink } = options;
+  let terminal: Terminal | undefined;
+  let connected = false;
   let stopped = false;
-  const forward = (chunk: Buffer | string) => void terminal.send(typeof chunk === "string" ? chunk : new Uint8Array(chunk)).catch(() => undefined);
+  // Keys typed while a socket is being reopened wait for it (a closed socket drops them).
+  const pending: Uint8Array[] = [];
+  const forward = (chunk: Buffer | string) => {
+    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : new Uint8Array(chunk);
+    if (connected) void terminal?.send(bytes).catch(() => undefined);
+    else pending.push(bytes);
+  };
   const resize = () => {
-    if (stdout.columns && stdout.rows) void terminal.resize(stdout.columns, stdout.rows).catch(() => undefined);
+    if (stdout.columns && stdout.rows) void terminal?.resize(stdout.columns, stdout.rows).catch(() => undefined);
   };
   const raw = stdin?.isTTY === true && typeof stdin.setRawMode === "function";
 
@@ -40,20 +66,43 @@ export async function relayTerminal(terminal: Terminal, options: TerminalRelayOp
     stdin.resume();
   })();
 
+  let lastSeq = 0;
+  let delay = 250;
+  let failedOpens = 0;
   try {
-    await terminal.opened;
-  } catch {
+    for (;;) {
+      terminal = open(lastSeq);
+      const opened = await terminal.opened.then(() => true, () => false);
+      if (opened) {
+        failedOpens = 0;
+        connected = true;
+        if (stdout.isTTY) resize();
+        for (const bytes of pending.splice(0)) void terminal.send(bytes).catch(() => undefined);
+      } else if (++failedOpens >= MAX_FAILED_OPENS) {
+        return { code: 1006, reason: "could not open the session's terminal" };
+      }
+      for await (const frame of terminal.frames()) {
+        delay = 250;
+        if (frame.kind === "bytes") {
+          // A reopened socket replays from lastSeq; anything at or below it was printed.
+          if (frame.seq <= lastSeq) continue;
+          lastSeq = frame.seq;
+          sink.output(frame.tag, frame.seq, frame.payload);
+        } else if (frame.message.type === "gap") {
+          sink.notice("earlier output was evicted from the runner's buffer");
+        }
+      }
+      connected = false;
+      const closed = await terminal.closed;
+      if (FINAL_CLOSE_CODES.has(closed.code)) return closed;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
+    }
+  } finally {
     stopped = true;
-    throw new Error("could not open the session's terminal");
+    stdin?.off("data", forward);
+    stdout.off("resize", resize);
+    if (raw) stdin!.setRawMode!(false);
+    stdin?.pause();
   }
-  for await (const frame of terminal.frames()) {
-    if (frame.kind === "bytes") sink.output(frame.tag, frame.seq, frame.payload);
-    else if (frame.message.type === "gap") sink.notice("earlier output was evicted from the runner's buffer");
-  }
-  stopped = true;
-  stdin?.off("data", forward);
-  stdout.off("resize", resize);
-  if (raw) stdin!.setRawMode!(false);
-  stdin?.pause();
-  return terminal.closed;
 }

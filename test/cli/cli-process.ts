@@ -6,24 +6,36 @@ export const BIN = fileURLToPath(new URL("../../src/cli/bin.mjs", import.meta.ur
 
 export type CliResult = { code: number | null; stdout: string; stderr: string };
 
-export function runCli(args: string[], options: { url?: string; stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+export type RunningCli = {
+  /** What it printed so far. */
+  readonly output: { stdout: string; stderr: string };
+  type(text: string): void;
+  done: Promise<CliResult>;
+};
+
+/** Starts the bin; stdin stays open until it exits, so a CLI that forwards stdin never sees EOF early. */
+export function startCli(args: string[], options: { url?: string; env?: Record<string, string> } = {}): RunningCli {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { ...process.env, ...(options.url && { K8S_RUNNER_URL: options.url }), ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  // Stdin stays open unless the test gives it: a CLI that forwards stdin must not see EOF early.
-  if (options.stdin !== undefined) child.stdin.write(options.stdin);
-  return new Promise((resolve, reject) => {
+  const output = { stdout: "", stderr: "" };
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output.stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output.stderr += chunk));
+  const done = new Promise<CliResult>((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code) => {
       child.stdin.destroy();
-      resolve({ code, stdout, stderr });
+      resolve({ code, ...output });
     });
   });
+  return { output, type: (text) => child.stdin.write(text), done };
+}
+
+export function runCli(args: string[], options: { url?: string; stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const cli = startCli(args, options);
+  if (options.stdin !== undefined) cli.type(options.stdin);
+  return cli.done;
 }
 
 /** The JSON lines a `--json` stream printed. */

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/processes.ts";
 import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
-import { jsonLines, runCli } from "./cli-process.ts";
+import { listSessions } from "../../src/cli/list-sessions.ts";
+import { jsonLines, runCli, startCli } from "./cli-process.ts";
 
 // A bound on waiting for the runner on a busy machine, not a timing assertion.
 const WAIT = { timeout: 30_000 };
@@ -51,6 +52,23 @@ describe("k8s-runner run", () => {
     expect(result.code).toBe(0);
     // The echo of the typed line, then cat's copy of it.
     expect(result.stdout.split("ping").length - 1).toBeGreaterThanOrEqual(2);
+  });
+
+  it("keeps the terminal across an api restart: reopened from the last byte, nothing printed twice", async () => {
+    const cli = startCli(["run", app], { url: runner.baseUrl });
+    const count = (word: string) => cli.output.stdout.split(word).length - 1;
+    // The tty echoes a line, then `cat` prints it: two copies each.
+    await expect.poll(async () => (await listSessions(runner.baseUrl)).some((s) => s.status.kind === "running"), WAIT).toBe(true);
+    cli.type("before\r");
+    await expect.poll(() => count("before"), WAIT).toBe(2);
+    await runner.stopApi();
+    await runner.startApi();
+    cli.type("after\r");
+    await expect.poll(() => count("after"), WAIT).toBe(2);
+    cli.type("\x04");
+    const result = await cli.done;
+    expect(result.code).toBe(0);
+    expect(count("before")).toBe(2);
   });
 
   it("prints one JSON object per line under --json: the session, its events, the output, the exit", async () => {

@@ -20,8 +20,7 @@ export async function attachCommand(context: CliContext, sessionId: string, app:
   const sink = createSink(context);
   // Unknown ids are refused here with the runner's own 404 message.
   const before = await client.getSession(sessionId);
-  const terminal = client.terminal(sessionId, { ...(app !== undefined && { app }), lastSeq: 0 });
-  const closed = await relayTerminal(terminal, {
+  const closed = await relayTerminal((lastSeq) => client.terminal(sessionId, { ...(app !== undefined && { app }), lastSeq }), {
     stdin: interactive ? context.stdin : undefined,
     stdout: context.streams.stdout,
     sink,

@@ -33,8 +33,12 @@ export async function runCommand(context: CliContext, options: RunOptions): Prom
 
   let openStdin!: () => void;
   const stdinGate = new Promise<void>((resolve) => (openStdin = resolve));
-  const terminal = client.terminal(created.sessionId);
-  const relayed = relayTerminal(terminal, { stdin: context.stdin, stdout: context.streams.stdout, sink, stdinGate });
+  const relayed = relayTerminal((lastSeq) => client.terminal(created.sessionId, { lastSeq }), {
+    stdin: context.stdin,
+    stdout: context.streams.stdout,
+    sink,
+    stdinGate,
+  });
 
   let final: RunStatus | undefined;
   for await (const item of client.events(created.sessionId)) {
