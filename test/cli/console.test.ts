@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 describe("session console", () => {
-  it("starts a session, echoes what is typed into its terminal, and stops it", async () => {
+  it("starts a session, echoes what is typed into its terminal, keeps it across an api restart, and stops it", async () => {
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
@@ -72,6 +72,15 @@ describe("session console", () => {
     const rows = page.locator("#terminal .xterm-rows");
     await expect.poll(async () => ((await rows.textContent()) ?? "").split("hello console").length - 1, WAIT).toBeGreaterThanOrEqual(2);
     await page.locator("#events li", { hasText: "status running" }).waitFor();
+
+    // An api restart drops the terminal socket; the page reopens it from the last byte shown.
+    await runner.stopApi();
+    await runner.startApi();
+    await page.keyboard.type("after restart");
+    await page.keyboard.press("Enter");
+    const copies = async (text: string) => ((await rows.textContent()) ?? "").split(text).length - 1;
+    await expect.poll(() => copies("after restart"), WAIT).toBe(2);
+    expect(await copies("hello console")).toBe(2);
 
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "console-running.png"), fullPage: true });

@@ -8,7 +8,7 @@ const LIST_POLL_MS = 1000;
 const encoder = new TextEncoder();
 const $ = (id) => document.getElementById(id);
 
-let selected; // { id, source, socket, term }
+let selected; // { id, source, terminal, term }
 
 async function json(method, path, body) {
   const response = await fetch(path, {
@@ -86,34 +86,67 @@ function describeEvent(event) {
   }
 }
 
-function openTerminal(id, term) {
-  const url = new URL(`/v1/sessions/${encodeURIComponent(id)}/io`, location.href);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  const socket = new WebSocket(url);
-  socket.binaryType = "arraybuffer";
-  socket.addEventListener("open", () => socket.send(JSON.stringify({ type: "resize", cols: term.cols, rows: term.rows })));
-  socket.addEventListener("message", (message) => {
-    if (typeof message.data === "string") {
-      const control = JSON.parse(message.data);
-      if (control.type === "gap") term.write("\r\n\x1b[2m[earlier output was evicted]\x1b[0m\r\n");
-      return;
-    }
-    // [seq u32 BE][stream u8][payload]; shorter frames carry nothing.
-    const bytes = new Uint8Array(message.data);
-    if (bytes.length > 5) term.write(bytes.subarray(5));
+// Close codes after which reopening cannot help (contract.md §6.5); others (1006, 1011: an api
+// restart) reopen from the last byte shown, with backoff, and keys typed meanwhile wait.
+const FINAL_CLOSE_CODES = new Set([1000, 1001, 1005, 4403, 4404, 4410]);
+
+function connectTerminal(id, term) {
+  const state = { socket: undefined, lastSeq: 0, delay: 250, pending: [], closed: false };
+  const open = () => {
+    const url = new URL(`/v1/sessions/${encodeURIComponent(id)}/io`, location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    url.searchParams.set("lastSeq", String(state.lastSeq));
+    const socket = new WebSocket(url);
+    state.socket = socket;
+    socket.binaryType = "arraybuffer";
+    socket.addEventListener("open", () => {
+      state.delay = 250;
+      socket.send(JSON.stringify({ type: "resize", cols: term.cols, rows: term.rows }));
+      for (const bytes of state.pending.splice(0)) socket.send(bytes);
+    });
+    socket.addEventListener("message", (message) => {
+      if (typeof message.data === "string") {
+        const control = JSON.parse(message.data);
+        if (control.type === "gap") term.write("\r\n\x1b[2m[earlier output was evicted]\x1b[0m\r\n");
+        return;
+      }
+      // [seq u32 BE][stream u8][payload]; shorter frames carry nothing, replayed ones were shown.
+      const bytes = new Uint8Array(message.data);
+      if (bytes.length <= 5) return;
+      const seq = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0);
+      if (seq <= state.lastSeq) return;
+      state.lastSeq = seq;
+      term.write(bytes.subarray(5));
+    });
+    socket.addEventListener("close", (event) => {
+      if (state.closed) return;
+      if (FINAL_CLOSE_CODES.has(event.code)) {
+        if (event.code !== 1000 && event.code !== 4410) term.write(`\r\n\x1b[2m[terminal closed: ${event.code} ${event.reason}]\x1b[0m\r\n`);
+        return;
+      }
+      setTimeout(open, state.delay);
+      state.delay = Math.min(state.delay * 2, 10_000);
+    });
+  };
+  term.onData((data) => {
+    const bytes = encoder.encode(data);
+    if (state.socket?.readyState === WebSocket.OPEN) state.socket.send(bytes);
+    else state.pending.push(bytes);
   });
-  socket.addEventListener("close", (event) => {
-    if (event.code !== 1000 && event.code !== 4410) term.write(`\r\n\x1b[2m[terminal closed: ${event.code} ${event.reason}]\x1b[0m\r\n`);
-  });
-  term.onData((data) => socket.readyState === WebSocket.OPEN && socket.send(encoder.encode(data)));
-  return socket;
+  open();
+  return {
+    close() {
+      state.closed = true;
+      state.socket?.close(1000);
+    },
+  };
 }
 
 function select(id) {
   if (selected?.id === id) return;
   if (selected) {
     selected.source.close();
-    selected.socket.close(1000);
+    selected.terminal.close();
     selected.term.dispose();
   }
   $("detail").hidden = false;
@@ -139,7 +172,7 @@ function select(id) {
     });
   }
   source.addEventListener("gap", () => addEventLine("[earlier events were evicted]"));
-  selected = { id, source, socket: openTerminal(id, term), term };
+  selected = { id, source, terminal: connectTerminal(id, term), term };
   term.focus();
 }
 
