@@ -50,6 +50,17 @@ afterAll(async () => {
 });
 
 describe("session console", () => {
+  it("serves only its fixed assets: any other path is the runner's JSON 404", async () => {
+    for (const path of ["/console/assets/nope.js", "/console/assets/..%2F..%2F..%2Fpackage.json", "/console/assets/"]) {
+      const response = await fetch(`${runner.baseUrl}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(await response.json(), path).toMatchObject({ statusCode: 404 });
+    }
+    const xterm = await fetch(`${runner.baseUrl}/console/assets/xterm.mjs`);
+    expect(xterm.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await xterm.text()).toContain("export{");
+  });
+
   it("starts a session, echoes what is typed into its terminal, keeps it across an api restart, and stops it", async () => {
     const page = await browser.newPage();
     const errors: string[] = [];
