@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { loadConsoleConfig } from "./config/console.ts";
 import { loadCoreConfig } from "./config/core.ts";
 import { loadKubeConfig } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
@@ -58,7 +59,13 @@ function startSupervisor(): void {
 }
 
 startSupervisor();
-const api = await startApiServer({ port: core.port, socketPath: core.internalSocketPath, corsOrigins: core.corsOrigins, log: createLogger("api", core.logLevel) });
+const api = await startApiServer({
+  port: core.port,
+  socketPath: core.internalSocketPath,
+  corsOrigins: core.corsOrigins,
+  console: exitOnConfigError(() => loadConsoleConfig(env)).enabled,
+  log: createLogger("api", core.logLevel),
+});
 log.info("k8s-runner listening", { url: `http://localhost:${api.port}/v1`, cluster: simulated ? "embedded simulated cluster" : "configured cluster" });
 
 async function shutdown(exitCode = 0): Promise<void> {

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
+import { createConsoleRoutes } from "../../handlers/console.ts";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { metrics } from "../../handlers/metrics.ts";
 import { SupervisorClient } from "../internal/client.ts";
@@ -23,6 +24,8 @@ export async function startApiServer(options: {
   corsOrigins: string[] | undefined;
   /** The process's logger; a host starting the server itself may leave it out (stderr, info). */
   log?: Logger;
+  /** Serve the session console at /console (RUNNER_CONSOLE). */
+  console?: boolean;
 }): Promise<ApiServer> {
   const log = options.log ?? createLogger("api", "info");
   startProcessMetrics("api");
@@ -32,6 +35,7 @@ export async function startApiServer(options: {
   app.use("*", requestLog(log));
   app.get("/metrics", metrics({ supervisor }));
   app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, log }));
+  if (options.console) app.route("/", createConsoleRoutes({ supervisor }));
   app.notFound(notFound);
 
   const server = await new Promise<ServerType>((resolve, reject) => {

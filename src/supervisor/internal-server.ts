@@ -49,6 +49,8 @@ function routes(service: SessionService): Route[] {
   const id = "([^/]+)";
   return [
     { method: "GET", pattern: /^\/internal\/capabilities$/, handle: () => service.capabilities() },
+    // The console's session list (handlers/console.ts); /v1 has no list route.
+    { method: "GET", pattern: /^\/internal\/sessions$/, handle: () => ({ status: 200, body: { sessions: service.registry.all().map((s) => s.toDocument()) } }) },
     { method: "POST", pattern: /^\/internal\/probe$/, handle: async ({ body }) => service.probe(parsed(ProbeMessageSchema, await body()).config) },
     {
       method: "POST",

@@ -1,11 +1,16 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { consoleEnvSchema } from "../../src/config/console.ts";
 import { coreEnvSchema, loadCoreConfig } from "../../src/config/core.ts";
 import { kubeEnvSchema, loadKubeConfig } from "../../src/config/kube.ts";
 import { containerEnv, OVERLAYS, REPO_ROOT, render, runnerDeployment, type K8sObject } from "./render.ts";
 
 /** Every variable a runner process reads (the config modules' schemas are keyed by name). */
-const READ = new Set([...Object.keys(coreEnvSchema.entries), ...Object.keys(kubeEnvSchema.entries)]);
+const READ = new Set([
+  ...Object.keys(coreEnvSchema.entries),
+  ...Object.keys(kubeEnvSchema.entries),
+  ...Object.keys(consoleEnvSchema.entries),
+]);
 
 /**
  * Variables the code reads that no overlay sets, on purpose: their defaults are right for an
@@ -31,6 +36,7 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_BASE_IMAGE_EXCLUDE: "optional regex",
   RUNNER_REGISTRY_PUSH_SECRET: "optional; an operator-managed dockerconfigjson Secret",
   RUNNER_START_DEADLINE_SECONDS: "default 120 (kubernetes.md §2.4)",
+  RUNNER_CONSOLE: "off: the console lists every session; an operator turns it on in env",
   RUNNER_SIMULATED_CLUSTER: "only for the embedded simulated cluster of npm start; never in a real cluster",
 };
 

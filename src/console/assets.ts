@@ -1,0 +1,32 @@
+/**
+ * The console page's files: its own (beside this module, copied to dist/ by `npm run build`)
+ * and xterm.js from the installed npm package, never a CDN. A fixed table, so no request
+ * path ever reaches the file system.
+ */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export type Asset = { path: string; contentType: string };
+
+const here = join(dirname(fileURLToPath(import.meta.url)), "assets");
+const xterm = dirname(createRequire(import.meta.url).resolve("@xterm/xterm/package.json"));
+
+export const CONSOLE_PAGE: Asset = { path: join(here, "index.html"), contentType: "text/html; charset=utf-8" };
+
+export const CONSOLE_ASSETS: Record<string, Asset> = {
+  "console.js": { path: join(here, "console.js"), contentType: "text/javascript; charset=utf-8" },
+  "console.css": { path: join(here, "console.css"), contentType: "text/css; charset=utf-8" },
+  "xterm.mjs": { path: join(xterm, "lib", "xterm.mjs"), contentType: "text/javascript; charset=utf-8" },
+  "xterm.css": { path: join(xterm, "css", "xterm.css"), contentType: "text/css; charset=utf-8" },
+};
+
+const cache = new Map<string, Buffer>();
+
+/** The asset's bytes, read once (they never change while the process runs). */
+export async function assetBytes(asset: Asset): Promise<Buffer> {
+  let bytes = cache.get(asset.path);
+  if (!bytes) cache.set(asset.path, (bytes = await readFile(asset.path)));
+  return bytes;
+}
