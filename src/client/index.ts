@@ -15,9 +15,9 @@ import {
   queryOf,
   routes,
 } from "../contract/routes.ts";
+import { SseParser } from "../contract/sse.ts";
 import { decodeByteFrame } from "../contract/streams.ts";
 import type { ByteStreamTag, ProbeConfig, RunEvent } from "../contract/wire.ts";
-import { SseParser } from "./sse.ts";
 
 export { RunnerError };
 
@@ -128,8 +128,9 @@ export class RunnerClient {
               continue;
             }
             const event = JSON.parse(message.data) as RunEvent;
-            if (message.id !== undefined) lastId = message.id;
-            yield { id: message.id ?? 0, event };
+            const id = message.id === undefined ? 0 : Number(message.id);
+            if (message.id !== undefined) lastId = id;
+            yield { id, event };
             if (event.type === "status" && ["exited", "failed", "stopped"].includes(event.status.kind)) ended = true;
           }
         }
