@@ -4,7 +4,9 @@
  * §3.9, §8).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunnerUnderTest, sessionBody, startRunner, waitFor } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
+import { waitFor } from "../support/wait.ts";
 import { eventsOf, eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 
 async function call(runner: RunnerUnderTest, method: string, path: string, body?: unknown) {
@@ -17,7 +19,7 @@ async function call(runner: RunnerUnderTest, method: string, path: string, body?
 }
 
 const watchBody = (overrides: Record<string, unknown> = {}, script: Record<string, unknown> = {}) =>
-  sessionBody({ mode: "watch", ...overrides }, script);
+  sessionBody({ script: script }, { mode: "watch", ...overrides });
 
 describe("watch sessions", () => {
   let runner: RunnerUnderTest;
@@ -171,7 +173,7 @@ describe("watch sessions", () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
     terminal.close();
-    await waitFor(async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined, "the idle session to suspend");
+    await waitFor("the idle session to suspend", async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined);
     const suspended = await runner.client.getSession(sessionId);
     expect(suspended.exitedAt).toBeUndefined();
     // Stdin is dropped and no workspace is live while suspended.
@@ -197,7 +199,7 @@ describe("watch sessions", () => {
 
   it("ends a suspended session on DELETE: it can no longer be resumed", async () => {
     const { sessionId } = await runner.client.createSession(watchBody());
-    await waitFor(async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined, "the idle session to suspend");
+    await waitFor("the idle session to suspend", async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined);
     await runner.client.deleteSession(sessionId);
     const document = await runner.client.getSession(sessionId);
     expect(document.status).toEqual({ kind: "stopped" });

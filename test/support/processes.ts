@@ -4,24 +4,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunnerClient } from "../../src/client/index.ts";
+import { freePort } from "./ports.ts";
+import { waitFor } from "./wait.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a TypeScript entry of the project as its own Node process (tsx), its stderr captured. */
 export function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
@@ -52,20 +42,6 @@ function waitForLine(child: ChildProcess, line: string): Promise<void> {
     });
     child.once("exit", (code) => reject(new Error(`process exited (${code}) before '${line}': ${capturedStderr(child)}`)));
   });
-}
-
-export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 export function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
@@ -112,10 +88,10 @@ export async function startRunner(options: { env?: Record<string, string>; clien
     async startApi() {
       api = spawnTs("src/api/main.ts", env);
       const child = api;
-      await waitFor(async () => {
+      await waitFor("the api process to answer /v1/health", async () => {
         if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
         return (await fetch(`${baseUrl}/v1/health`)).ok || undefined;
-      }, "the api process to answer /v1/health");
+      });
     },
     stopApi: (signal) => stopChild(api, signal),
     async close() {
@@ -126,16 +102,4 @@ export async function startRunner(options: { env?: Record<string, string>; clien
   await runner.startSupervisor();
   await runner.startApi();
   return runner;
-}
-
-type CreateBody = Parameters<RunnerClient["createSession"]>[0];
-
-/** A minimal valid create body; `script` drives the scripted backend. */
-export function sessionBody(overrides: Record<string, unknown> = {}, script: Record<string, unknown> = {}): CreateBody {
-  return {
-    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
-    env: {},
-    config: { image: "telorun/node:test", pullPolicy: "missing", script },
-    ...overrides,
-  } as CreateBody;
 }
