@@ -8,6 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunnerClient } from "../../src/client/index.ts";
+import { openApiDocument } from "../../src/contract/openapi.ts";
+import { RUNNER_VERSION } from "../../src/version.ts";
+import { type AnswerTap, startAnswerTap } from "./answer-tap.ts";
 import { freePort } from "./ports.ts";
 import { waitFor } from "./wait.ts";
 
@@ -53,7 +56,9 @@ export function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signal
 }
 
 export type RunnerUnderTest = {
+  /** The api as the tests reach it: through the answer tap, which holds each answer to the OpenAPI document. */
   baseUrl: string;
+  answers: AnswerTap;
   client: RunnerClient;
   socketPath: string;
   env: Record<string, string>;
@@ -64,19 +69,24 @@ export type RunnerUnderTest = {
   close(): Promise<void>;
 };
 
-/** Both processes with the scripted backend (test/support/scripted-supervisor.ts). */
+/**
+ * Both processes with the scripted backend (test/support/scripted-supervisor.ts), reached
+ * through an answer tap; `close()` fails when any answer did not match the OpenAPI document.
+ */
 export async function startRunner(options: { env?: Record<string, string>; clientOptions?: ConstructorParameters<typeof RunnerClient>[1] } = {}): Promise<RunnerUnderTest> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-test-"));
   const socketPath = join(dir, "supervisor.sock");
   const port = await freePort();
   const env = { RUNNER_INTERNAL_SOCKET: socketPath, PORT: String(port), ...options.env };
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const answers = await startAnswerTap(port, openApiDocument(RUNNER_VERSION));
+  const baseUrl = answers.url;
   const client = new RunnerClient(baseUrl, options.clientOptions);
   let api: ChildProcess | undefined;
   let supervisor: ChildProcess | undefined;
 
   const runner: RunnerUnderTest = {
     baseUrl,
+    answers,
     client,
     socketPath,
     env,
@@ -96,7 +106,10 @@ export async function startRunner(options: { env?: Record<string, string>; clien
     stopApi: (signal) => stopChild(api, signal),
     async close() {
       await Promise.all([stopChild(api, "SIGKILL"), stopChild(supervisor)]);
-      await rm(dir, { recursive: true, force: true });
+      await Promise.all([answers.close(), rm(dir, { recursive: true, force: true })]);
+      if (answers.violations.length > 0) {
+        throw new Error(`answers that do not match the OpenAPI document:\n${answers.violations.join("\n")}`);
+      }
     },
   };
   await runner.startSupervisor();
