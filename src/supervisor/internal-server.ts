@@ -76,6 +76,43 @@ function answer(response: ServerResponse, outcome: Answer): void {
     .end(payload);
 }
 
+/** The terminal: an upgrade to the framed byte stream of one app (see io-frames.ts). */
+function serveTerminal(service: SessionService, request: IncomingMessage, socket: Duplex): void {
+  const url = new URL(request.url ?? "/", "http://supervisor");
+  const params = matchPath(INTERNAL_PREFIX, routes.sessionIo, url.pathname);
+  if (!params || request.headers.upgrade !== IO_UPGRADE_PROTOCOL || request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
+    socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    return;
+  }
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${IO_UPGRADE_PROTOCOL}\r\n${PROTOCOL_HEADER}: ${INTERNAL_PROTOCOL_VERSION}\r\n\r\n`,
+  );
+  const session = service.registry.get(params.id ?? "");
+  if (!session) return refuseTerminal(socket, CloseCodes.notFound, "session not found");
+  const appName = url.searchParams.get("app");
+  const app = appName !== null ? session.apps.get(appName) : session.soleApp;
+  if (!app) {
+    const reason = appName !== null ? `session runs no app named '${appName}'` : `session runs ${session.apps.size} apps — ?app= is required`;
+    return refuseTerminal(socket, CloseCodes.notFound, reason);
+  }
+  streamTerminal(session, app, socket, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
+}
+
+/** Listens on the socket path, owner-only (mode 0600). */
+async function listenOnSocket(server: Server, socketPath: string): Promise<void> {
+  await mkdir(dirname(socketPath), { recursive: true, mode: 0o700 });
+  // A socket file left by a previous supervisor would make listen fail with EADDRINUSE.
+  await rm(socketPath, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(socketPath, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  await chmod(socketPath, 0o600);
+}
+
 export type InternalServer = { server: Server; close(): Promise<void> };
 
 export async function startInternalServer(options: {
@@ -127,39 +164,9 @@ export async function startInternalServer(options: {
       });
   });
 
-  server.on("upgrade", (request: IncomingMessage, socket: Duplex) => {
-    const url = new URL(request.url ?? "/", "http://supervisor");
-    const params = matchPath(INTERNAL_PREFIX, routes.sessionIo, url.pathname);
-    if (!params || request.headers.upgrade !== IO_UPGRADE_PROTOCOL || request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
-      socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
-      return;
-    }
-    socket.write(
-      `HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${IO_UPGRADE_PROTOCOL}\r\n${PROTOCOL_HEADER}: ${INTERNAL_PROTOCOL_VERSION}\r\n\r\n`,
-    );
-    const session = service.registry.get(params.id ?? "");
-    if (!session) return refuseTerminal(socket, CloseCodes.notFound, "session not found");
-    const appName = url.searchParams.get("app");
-    const app = appName !== null ? session.apps.get(appName) : session.soleApp;
-    if (!app) {
-      const reason = appName !== null ? `session runs no app named '${appName}'` : `session runs ${session.apps.size} apps — ?app= is required`;
-      return refuseTerminal(socket, CloseCodes.notFound, reason);
-    }
-    streamTerminal(session, app, socket, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
-  });
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex) => serveTerminal(service, request, socket));
 
-  await mkdir(dirname(options.socketPath), { recursive: true, mode: 0o700 });
-  // A socket file left by a previous supervisor would make listen fail with EADDRINUSE.
-  await rm(options.socketPath, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.socketPath, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  await chmod(options.socketPath, 0o600);
-
+  await listenOnSocket(server, options.socketPath);
   return {
     server,
     close: () =>

@@ -32,10 +32,9 @@ export function streamTerminal(
     return refuseTerminal(socket, CloseCodes.terminalNothingToReplay, "session terminal, nothing to replay");
   }
 
-  let pendingResize: { cols: number; rows: number } | undefined;
-  let resizeTimer: NodeJS.Timeout | undefined;
   session.addSubscriber();
   const send = (frame: IoFrame) => socket.write(encodeFrame(frame));
+  const onControl = controlHandler(session, app, send, resizeThrottleMs);
   /** How the follow ends: with a close frame, or (the api went away) by destroying the socket. */
   let close: { code: number; reason: string } | undefined;
 
@@ -54,39 +53,13 @@ export function streamTerminal(
       return session.terminal;
     },
     end: () => {
-      clearTimeout(resizeTimer);
+      onControl.cancel();
       session.removeSubscriber(Date.now());
       if (close && !socket.writableEnded) socket.end(encodeFrame({ kind: FrameKind.close, ...close }));
       else if (!socket.destroyed) socket.destroy();
     },
   });
   const finish = follow.stop;
-
-  const flushResize = () => {
-    resizeTimer = undefined;
-    if (pendingResize) session.workload?.resize(app.name, pendingResize.cols, pendingResize.rows);
-    pendingResize = undefined;
-  };
-
-  const onControl = (text: string) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return;
-    }
-    const control = v.safeParse(ControlFrameSchema, parsed);
-    if (!control.success || control.output.type !== "resize") return;
-    if (app.io === "streams") {
-      send({ kind: FrameKind.text, text: JSON.stringify({ type: "error", error: "resize_unsupported", io: "streams" }) });
-      return;
-    }
-    const cols = terminalDimension(control.output.cols);
-    const rows = terminalDimension(control.output.rows);
-    if (cols === undefined || rows === undefined) return;
-    pendingResize = { cols, rows };
-    resizeTimer ??= setTimeout(flushResize, resizeThrottleMs);
-  };
 
   const decoder = new FrameDecoder();
   socket.on("data", (chunk: Buffer) => {
@@ -101,7 +74,7 @@ export function streamTerminal(
         // Stdin is dropped while no workload is live (starting, suspended, ended).
         if (!session.terminal && session.status.kind === "running") session.workload?.writeStdin(app.name, frame.bytes);
       } else if (frame.kind === FrameKind.text) {
-        onControl(frame.text);
+        onControl.handle(frame.text);
       } else {
         return finish();
       }
@@ -111,7 +84,44 @@ export function streamTerminal(
   socket.on("end", () => finish());
   socket.on("close", () => finish());
   socket.on("error", () => finish());
+}
 
+/**
+ * The client's control frames: resizes, coalesced to one per throttle window (contract.md
+ * §6.3), refused with an error frame on a streams app; anything else is ignored.
+ */
+function controlHandler(session: Session, app: AppChannel, send: (frame: IoFrame) => boolean, throttleMs: number) {
+  let pendingResize: { cols: number; rows: number } | undefined;
+  let resizeTimer: NodeJS.Timeout | undefined;
+  const flushResize = () => {
+    resizeTimer = undefined;
+    if (pendingResize) session.workload?.resize(app.name, pendingResize.cols, pendingResize.rows);
+    pendingResize = undefined;
+  };
+  return {
+    handle(text: string): void {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return;
+      }
+      const control = v.safeParse(ControlFrameSchema, parsed);
+      if (!control.success || control.output.type !== "resize") return;
+      if (app.io === "streams") {
+        send({ kind: FrameKind.text, text: JSON.stringify({ type: "error", error: "resize_unsupported", io: "streams" }) });
+        return;
+      }
+      const cols = terminalDimension(control.output.cols);
+      const rows = terminalDimension(control.output.rows);
+      if (cols === undefined || rows === undefined) return;
+      pendingResize = { cols, rows };
+      resizeTimer ??= setTimeout(flushResize, throttleMs);
+    },
+    cancel(): void {
+      clearTimeout(resizeTimer);
+    },
+  };
 }
 
 /** Number(), finite, floored, at least 1, clamped to 10,000; else undefined (frame ignored). */

@@ -53,7 +53,7 @@ describe("the OpenAPI document", () => {
         if (path.endsWith("/events") || path.endsWith("/io")) continue; // streams: their own tests
         const url = `${runner.baseUrl}${path.replace("{id}", sessionId).replace("{name}", "nothing")}`;
         const response = await fetch(url, { method: method.toUpperCase(), headers: { "content-type": "application/json" }, body: method === "get" ? undefined : "{}" });
-        const body = response.status === 204 ? undefined : await response.json();
+        const body = (response.status === 204 ? undefined : await response.json()) as { message?: string } | undefined;
         expect(body?.message ?? "", `${method} ${path}`).not.toMatch(/^Route /);
       }
     }

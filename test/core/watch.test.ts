@@ -179,6 +179,10 @@ describe("watch sessions", () => {
     // Stdin is dropped and no workspace is live while suspended.
     expect((await call(runner, "GET", `/v1/sessions/${sessionId}/workspace`)).body).toEqual({ error: "not_running", message: "session has no live workspace" });
 
+    // A terminal held open from here on keeps the resumed session watched, so the 1 s idle
+    // window cannot suspend it again before the last check (its first frame: registered).
+    const watcher = runner.client.terminal(sessionId);
+    await watcher.frames().next();
     expect(await runner.client.resume(sessionId)).toEqual({ sessionId });
     let resumed = false;
     const events = eventsOf(
@@ -194,6 +198,7 @@ describe("watch sessions", () => {
       "running",
     ]);
     expect(await runner.client.workspaceFile(sessionId, "kept.txt")).toEqual({ content: "still here", size: 10 });
+    watcher.close();
     await runner.client.deleteSession(sessionId);
   });
 
