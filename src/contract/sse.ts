@@ -1,15 +1,15 @@
 /**
  * The one incremental `text/event-stream` parser (WHATWG HTML §9.2): lines end with CRLF, LF or
  * CR (also when a chunk splits a CRLF), `:` lines are comments, a blank line dispatches the
- * event, an event without data is not dispatched. A line longer than `maxLineChars` is never
- * held in memory: its whole event is dropped (and counted), so a peer that never ends a line
- * cannot grow the reader without bound.
+ * event, an event without data is not dispatched. Neither a line nor an event's data is held
+ * beyond `maxEventChars`: such an event is dropped (and counted), so a peer that never ends a
+ * line, or an event, cannot grow the reader without bound.
  */
 export type SseMessage = { id: string | undefined; event: string; data: string };
 
 export type SseParserOptions = {
-  /** Longest line kept (default 16 MiB of characters). */
-  maxLineChars?: number;
+  /** Longest line, and longest data of one event, kept (default 16 MiB of characters). */
+  maxEventChars?: number;
   /**
    * How a field's value starts: `standard` drops one space after the colon; `trimStart` drops
    * all leading whitespace (what the reference's debug relay did).
@@ -17,29 +17,29 @@ export type SseParserOptions = {
   valueStart?: "standard" | "trimStart";
 };
 
-export const DEFAULT_MAX_SSE_LINE_CHARS = 16 * 1024 * 1024;
+export const DEFAULT_MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
 
 const LINE_END = /\r\n|\r|\n/g;
 
 export class SseParser {
-  readonly #maxLineChars: number;
+  readonly #maxChars: number;
   readonly #trimStart: boolean;
   #line = "";
   /** The current line went over the bound: the rest of it, and its event, are dropped. */
   #lineTooLong = false;
   /** A chunk ended in `\r`: a `\n` opening the next one belongs to the same line end. */
   #afterCr = false;
-  #event: { id: string | undefined; event: string; data: string[]; dropped: boolean } = SseParser.#fresh();
+  #event: { id: string | undefined; event: string; data: string[]; chars: number; dropped: boolean } = SseParser.#fresh();
   /** Events dropped because a line was over the bound. */
   dropped = 0;
 
   constructor(options: SseParserOptions = {}) {
-    this.#maxLineChars = options.maxLineChars ?? DEFAULT_MAX_SSE_LINE_CHARS;
+    this.#maxChars = options.maxEventChars ?? DEFAULT_MAX_SSE_EVENT_CHARS;
     this.#trimStart = options.valueStart === "trimStart";
   }
 
   static #fresh() {
-    return { id: undefined, event: "message", data: [], dropped: false };
+    return { id: undefined, event: "message", data: [] as string[], chars: 0, dropped: false };
   }
 
   /** Feeds text; returns the events it completed. */
@@ -61,7 +61,7 @@ export class SseParser {
 
   #append(piece: string): void {
     if (this.#lineTooLong) return;
-    if (this.#line.length + piece.length > this.#maxLineChars) {
+    if (this.#line.length + piece.length > this.#maxChars) {
       this.#lineTooLong = true;
       this.#line = "";
       return;
@@ -76,6 +76,7 @@ export class SseParser {
     this.#lineTooLong = false;
     if (tooLong) {
       this.#event.dropped = true;
+      this.#event.data = [];
       return undefined;
     }
     if (line === "") return this.#dispatch();
@@ -84,10 +85,22 @@ export class SseParser {
     const field = colon < 0 ? line : line.slice(0, colon);
     const raw = colon < 0 ? "" : line.slice(colon + 1);
     const value = this.#trimStart ? raw.trimStart() : raw.startsWith(" ") ? raw.slice(1) : raw;
-    if (field === "data") this.#event.data.push(value);
+    if (field === "data") this.#addData(value);
     else if (field === "event") this.#event.event = value;
     else if (field === "id" && !value.includes("\0")) this.#event.id = value;
     return undefined;
+  }
+
+  #addData(value: string): void {
+    const event = this.#event;
+    if (event.dropped) return;
+    event.chars += value.length + 1;
+    if (event.chars > this.#maxChars) {
+      event.dropped = true;
+      event.data = [];
+      return;
+    }
+    event.data.push(value);
   }
 
   #dispatch(): SseMessage | undefined {

@@ -40,9 +40,16 @@ describe("SseParser", () => {
   });
 
   it("drops, and counts, an event with a line over the bound without holding the line", () => {
-    const parser = new SseParser({ maxLineChars: 10 });
+    const parser = new SseParser({ maxEventChars: 10 });
     const long = `data: ${"z".repeat(50)}`;
     const messages = parseInPieces(`${long}\ndata: more\n\ndata: ok\n\n`, 4, parser);
+    expect(messages).toEqual([{ id: undefined, event: "message", data: "ok" }]);
+    expect(parser.dropped).toBe(1);
+  });
+
+  it("drops, and counts, an event whose data lines together go over the bound", () => {
+    const parser = new SseParser({ maxEventChars: 10 });
+    const messages = parser.push(`${"data: abc\n".repeat(20)}\ndata: ok\n\n`);
     expect(messages).toEqual([{ id: undefined, event: "message", data: "ok" }]);
     expect(parser.dropped).toBe(1);
   });
