@@ -107,7 +107,7 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
     await waitFor("the supervisor's bundle listener", async () => {
       if (sup.exitCode !== null) throw new GiveUp(`supervisor exited (${sup.exitCode}): ${sup.stderrText()}`);
       return (await fetch(`http://127.0.0.1:${bundlePort}/healthz`)).ok || undefined;
-    });
+    }, 30_000);
     const apiChild = spawnEntry(API_ENTRY, env, options.mode);
     api = apiChild;
     // 404 for an unknown session means the api answers and the supervisor's socket is open.
@@ -115,7 +115,7 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
       if (apiChild.exitCode !== null) throw new GiveUp(`api exited (${apiChild.exitCode}): ${apiChild.stderrText()}`);
       if (sup.exitCode !== null) throw new GiveUp(`supervisor exited (${sup.exitCode}): ${sup.stderrText()}`);
       return (await fetch(`${baseUrl}/v1/sessions/none`)).status === 404 || undefined;
-    });
+    }, 30_000);
     return {
       sim,
       kubeConfig,

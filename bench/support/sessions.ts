@@ -104,7 +104,7 @@ export async function watchUntilRunning(kubeConfig: KubeConfig, name: string, re
 export async function clearDirectPods(core: CoreV1Api): Promise<void> {
   const labelSelector = Object.entries(DIRECT_LABEL).map(([k, v]) => `${k}=${v}`).join(",");
   await core.deleteCollectionNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector, gracePeriodSeconds: 0 });
-  await waitFor("direct pods to be gone", async () => (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector })).items.length === 0);
+  await waitFor("direct pods to be gone", async () => (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector })).items.length === 0, 30_000);
 }
 
 /**
@@ -129,7 +129,8 @@ export async function stopSessions(client: RunnerClient, core: CoreV1Api, sessio
   await inBatches(sessionIds, 50, (id) => client.deleteSession(id));
   const names = new Set(sessionIds.map(runPodName));
   await waitFor(
-    "stopped sessions' pods to be gone", async () => !(await core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items.some((pod) => names.has(pod.metadata?.name ?? "")),
+    "stopped sessions' pods to be gone",
+    async () => !(await core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items.some((pod) => names.has(pod.metadata?.name ?? "")),
     60_000,
   );
 }

@@ -34,12 +34,14 @@ describe("session routing with an Ingress", () => {
     });
     const name = `telo-run-${sessionId}`;
     const service = await waitFor(
-      "the Service", () => runner.core.readNamespacedService({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
+      "the Service",
+      () => runner.core.readNamespacedService({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
     );
     expect(service.spec?.ports?.map((port) => `${port.protocol}/${port.port}`)).toEqual(["TCP/3000", "UDP/5353"]);
     expect(service.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Pod", name, controller: true });
     const ingress = await waitFor(
-      "the Ingress", () => runner.networking.readNamespacedIngress({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
+      "the Ingress",
+      () => runner.networking.readNamespacedIngress({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
     );
     expect(ingress.spec?.rules?.map((rule) => rule.host)).toEqual([host]);
 

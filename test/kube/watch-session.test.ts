@@ -146,7 +146,8 @@ describe("watch session pod watch", () => {
     await Promise.all([workload.setApps?.(only("first")), workload.setApps?.(only("second"))]);
     const pods = ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-") && !pod.metadata.deletionTimestamp);
     await waitFor(
-      "the replaced pods to go", () => ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-")).length === 1 || undefined,
+      "the replaced pods to go",
+      () => ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-")).length === 1 || undefined,
     );
     expect(pods.at(-1)?.spec?.containers?.map((container) => container.name)).toEqual(["workspace", "app-second"]);
     expect(reports.of("status").map(([status]) => (status as { kind: string }).kind)).toEqual(["running", "running", "running"]);
