@@ -2,7 +2,8 @@
  * The supervisor's side of the internal socket: HTTP/1.1 on a Unix socket (mode 0600) that
  * only the api process of the same pod can reach. It serves the route table under
  * `/internal`: each relayed route's body is validated with the route's schema, its answer is
- * the route's success status, and a Problem raised by the core becomes its error answer here.
+ * the route's success status, and a Problem (raised by the core, or here for a message no route
+ * takes) becomes its error answer here.
  */
 import { chmod, mkdir, rm } from "node:fs/promises";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
@@ -12,7 +13,6 @@ import * as v from "valibot";
 import { Problem, problemAnswer } from "../contract/problem.ts";
 import { INTERNAL_PREFIX, type RouteSpec, findRoute, matchPath, routes } from "../contract/routes.ts";
 import { CloseCodes } from "../contract/streams.ts";
-import { internalError } from "../contract/validation.ts";
 import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER, parseCursor } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
 import { streamEvents } from "./event-stream.ts";
@@ -23,7 +23,8 @@ import { refuseTerminal, streamTerminal } from "./terminal-stream.ts";
 const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const TERMS_HEADER = "x-telo-accepted-terms";
 
-class BadMessage extends Error {}
+/** A message the api process should never send: a bug or a mismatched build, answered with 400. */
+const badMessage = (message: string) => new Problem("invalid", "bad_internal_message", message);
 
 type Answer = { status: number; body?: unknown };
 
@@ -34,7 +35,7 @@ function readJson(request: IncomingMessage): Promise<unknown> {
     request.on("data", (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > MAX_MESSAGE_BYTES) {
-        reject(new BadMessage("internal message too large"));
+        reject(badMessage("internal message too large"));
         request.destroy();
         return;
       }
@@ -44,7 +45,7 @@ function readJson(request: IncomingMessage): Promise<unknown> {
       try {
         resolve(chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8")));
       } catch {
-        reject(new BadMessage("internal message is not JSON"));
+        reject(badMessage("internal message is not JSON"));
       }
     });
     request.on("error", reject);
@@ -56,7 +57,7 @@ async function inputOf(spec: RouteSpec, params: Record<string, string>, url: URL
   let body: unknown;
   if (spec.body) {
     const result = v.safeParse(spec.body, await readJson(request));
-    if (!result.success) throw new BadMessage(`invalid internal message: ${v.summarize(result.issues)}`);
+    if (!result.success) throw badMessage(`invalid internal message: ${v.summarize(result.issues)}`);
     body = result.output;
   }
   const query = Object.fromEntries((spec.query ?? []).map((name) => [name, url.searchParams.get(name) ?? undefined]));
@@ -133,7 +134,7 @@ export async function startInternalServer(options: {
 
   const dispatch = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<Answer | undefined> => {
     const found = findRoute(INTERNAL_PREFIX, request.method ?? "", url.pathname, ["relayed", "internal", "events"]);
-    if (!found) return { status: 404, body: { error: "no_such_internal_route", message: `${request.method} ${url.pathname}` } };
+    if (!found) throw new Problem("not_found", "no_such_internal_route", `${request.method} ${url.pathname}`);
     const [name, params] = found;
     if (name === "sessionEvents") {
       serveEvents(params.id ?? "", url, response);
@@ -148,18 +149,15 @@ export async function startInternalServer(options: {
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://supervisor");
     if (request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
-      return answer(response, {
-        status: 400,
-        body: { error: "internal_protocol_mismatch", message: `the supervisor speaks internal protocol ${INTERNAL_PROTOCOL_VERSION}` },
-      });
+      const mismatch = `the supervisor speaks internal protocol ${INTERNAL_PROTOCOL_VERSION}`;
+      return answer(response, problemAnswer(new Problem("invalid", "internal_protocol_mismatch", mismatch)));
     }
     dispatch(request, response, url)
       .then((outcome) => outcome && answer(response, outcome))
       .catch((error: unknown) => {
         if (error instanceof Problem) return answer(response, problemAnswer(error));
-        if (error instanceof BadMessage) return answer(response, { status: 400, body: { error: "bad_internal_message", message: error.message } });
         log.error("internal route failed", { path: url.pathname, error });
-        if (!response.headersSent) answer(response, { status: 500, body: internalError("internal error") });
+        if (!response.headersSent) answer(response, problemAnswer(new Problem("internal", "internal", "internal error")));
         else response.destroy();
       });
   });
