@@ -17,7 +17,8 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { RUN_INSPECT_PORT } from "../src/kube/specs/run-pod.ts";
 import type { Row } from "./support/report.ts";
-import { type BenchRunner, cpuSnapshot, sessionBody } from "./support/runner.ts";
+import { type BenchRunner, cpuSnapshot } from "./support/runner.ts";
+import { sessionBody } from "../test/support/session-body.ts";
 import { sessionPod, startSession, stopSessions, subscribe } from "./support/sessions.ts";
 import { since, summarize } from "./support/stats.ts";
 
@@ -67,7 +68,7 @@ async function writeTick(res: ServerResponse, phase: Phase, i: number): Promise<
 
 export async function runFanoutBench(runner: BenchRunner, options: FanoutOptions): Promise<Row[]> {
   const { client, core } = runner;
-  const { sessionId } = await startSession(client, sessionBody({ "kernel-debug": "off" }, { inspect: true }));
+  const { sessionId } = await startSession(client, sessionBody({ simulate: { "kernel-debug": "off" } }, { inspect: true }));
   const podIp = (await sessionPod(core, sessionId)).status?.podIP;
   if (!podIp) throw new Error("the session pod has no IP");
 

@@ -1,15 +1,18 @@
 import { Hono } from "hono";
 import { CONSOLE_ASSETS, CONSOLE_PAGE, assetBytes } from "../src/console/assets.ts";
-import { internalPaths } from "../src/internal/protocol.ts";
-import { type HandlerDeps, relay } from "./support.ts";
+import { routes } from "../src/contract/routes.ts";
+import { createLogger } from "../src/log.ts";
+import { answerFailure } from "./index.ts";
+import type { HandlerDeps } from "./support.ts";
 
 /**
  * The session console (README "Session console"), mounted only with RUNNER_CONSOLE=true:
  * the page and its assets, and the session list the page (and `k8s-runner sessions`) reads.
  * Everything else the page does goes through the public `/v1` routes.
  */
-export function createConsoleRoutes(deps: Pick<HandlerDeps, "supervisor">): Hono {
+export function createConsoleRoutes(deps: Pick<HandlerDeps, "supervisor" | "log">): Hono {
   const app = new Hono();
+  app.onError(answerFailure(deps.log ?? createLogger("api", "info")));
   const page = async () =>
     new Response(new Uint8Array(await assetBytes(CONSOLE_PAGE)), {
       headers: { "content-type": CONSOLE_PAGE.contentType, "cache-control": "no-cache" },
@@ -21,6 +24,6 @@ export function createConsoleRoutes(deps: Pick<HandlerDeps, "supervisor">): Hono
     if (!asset) return c.notFound();
     return c.body(new Uint8Array(await assetBytes(asset)), 200, { "content-type": asset.contentType, "cache-control": "no-cache" });
   });
-  app.get("/console/api/sessions", async (c) => relay(c, await deps.supervisor.call("GET", internalPaths.sessions)));
+  app.get("/console/api/sessions", async (c) => c.json(await deps.supervisor.call(routes.listSessions)));
   return app;
 }

@@ -1,34 +1,35 @@
 /**
- * Composition of the `/v1` routes. `createRunnerRoutes` returns a Hono app that another Hono
- * server can mount under any prefix; `src/api/server.ts` serves it on its own.
+ * Composition of the `/v1` routes, mounted from the route table (src/contract/routes.ts).
+ * `createRunnerRoutes` returns a Hono app that another Hono server can mount under any
+ * prefix; `src/api/server.ts` serves it on its own.
  */
-import { Hono, type NotFoundHandler } from "hono";
+import { type ErrorHandler, type Handler, Hono, type NotFoundHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
+import { RunnerError } from "../src/contract/problem.ts";
+import { type RouteName, type RouteSpec, V1_PREFIX, routes } from "../src/contract/routes.ts";
 import { BODY_LIMIT_BYTES, bodyTooLarge, internalError, routeNotFound } from "../src/contract/validation.ts";
 import { SupervisorUnavailableError } from "../src/internal/client.ts";
-import { createLogger } from "../src/log.ts";
-import { capabilities } from "./capabilities.ts";
-import { createAppSession } from "./create-app-session.ts";
-import { createSession } from "./create-session.ts";
-import { deleteSession } from "./delete-session.ts";
-import { getSession } from "./get-session.ts";
+import { type Logger, createLogger } from "../src/log.ts";
 import { health } from "./health.ts";
-import { probe } from "./probe.ts";
-import { reload } from "./reload.ts";
-import { resume } from "./resume.ts";
+import { openApi } from "./openapi.ts";
+import { relayed } from "./relay.ts";
 import { sessionEvents } from "./session-events.ts";
 import { sessionIo } from "./session-io.ts";
-import { setApps } from "./set-apps.ts";
 import type { HandlerDeps } from "./support.ts";
-import { workspaceApply } from "./workspace-apply.ts";
-import { workspaceFile } from "./workspace-file.ts";
-import { workspaceTree } from "./workspace-tree.ts";
 
 export type { HandlerDeps } from "./support.ts";
 
 /** The framework-shaped JSON 404; a host app mounting the routes may use it as its own. */
 export const notFound: NotFoundHandler = (c) => c.json(routeNotFound(c.req.method, new URL(c.req.url).pathname), 404);
+
+/** The routes with handlers of their own; every other route of the table is relayed. */
+const ownHandlers: Partial<Record<RouteName, (deps: HandlerDeps) => Handler>> = {
+  health,
+  openApi,
+  sessionEvents,
+  sessionIo,
+};
 
 export function createRunnerRoutes(deps: HandlerDeps): Hono {
   const app = new Hono();
@@ -44,29 +45,29 @@ export function createRunnerRoutes(deps: HandlerDeps): Hono {
   // The rest of an oversized body is never read, so the connection cannot be reused.
   app.use("*", bodyLimit({ maxSize: BODY_LIMIT_BYTES, onError: (c) => c.json(bodyTooLarge, 413, { connection: "close" }) }));
 
-  app.get("/v1/health", health(deps));
-  app.get("/v1/capabilities", capabilities(deps));
-  app.post("/v1/probe", probe(deps));
-  app.post("/v1/sessions", createSession(deps));
-  app.post("/v1/apps/:name/sessions", createAppSession(deps));
-  app.get("/v1/sessions/:id", getSession(deps));
-  app.delete("/v1/sessions/:id", deleteSession(deps));
-  app.get("/v1/sessions/:id/events", sessionEvents(deps));
-  app.get("/v1/sessions/:id/io", sessionIo(deps));
-  app.get("/v1/sessions/:id/workspace", workspaceTree(deps));
-  app.post("/v1/sessions/:id/workspace", workspaceApply(deps));
-  app.get("/v1/sessions/:id/workspace/file", workspaceFile(deps));
-  app.post("/v1/sessions/:id/reload", reload(deps));
-  app.put("/v1/sessions/:id/apps", setApps(deps));
-  app.post("/v1/sessions/:id/resume", resume(deps));
+  for (const [name, route] of Object.entries(routes) as [RouteName, RouteSpec][]) {
+    if (route.kind === "internal") continue;
+    app.on(route.method, V1_PREFIX + route.path, ownHandlers[name]?.(deps) ?? relayed(deps, route));
+  }
 
   app.notFound(notFound);
-  app.onError((error, c) => {
+  app.onError(answerFailure(log));
+  return app;
+}
+
+/**
+ * Every failure's answer: a supervisor's refusal relayed unchanged, an unreachable supervisor
+ * as 503, anything else logged and answered 500. A host app mounting other routes may use it.
+ */
+export function answerFailure(log: Logger): ErrorHandler {
+  return (error, c) => {
+    if (error instanceof RunnerError) {
+      return error.body === undefined ? c.body(null, error.status as 500) : c.json(error.body, error.status as 500);
+    }
     if (error instanceof SupervisorUnavailableError) {
       return c.json({ error: "supervisor_unavailable", message: `${error.message}; retry shortly` }, 503);
     }
     log.error("request failed", { path: new URL(c.req.url).pathname, error });
     return c.json(internalError(error.message), 500);
-  });
-  return app;
+  };
 }

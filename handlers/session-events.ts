@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import type { Handler } from "hono";
 import { parseCursor } from "../src/internal/protocol.ts";
-import { type HandlerDeps, relay } from "./support.ts";
+import type { HandlerDeps } from "./support.ts";
 
 /**
  * GET /v1/sessions/:id/events: the SSE stream, piped from the supervisor. Backpressure runs
@@ -11,9 +11,9 @@ import { type HandlerDeps, relay } from "./support.ts";
 export const sessionEvents = (deps: HandlerDeps): Handler => async (c) => {
   // Last-Event-ID wins over ?lastEventId; an invalid value means "from the start".
   const afterId = parseCursor(c.req.header("last-event-id")) ?? parseCursor(c.req.query("lastEventId")) ?? 0;
-  const answer = await deps.supervisor.events(c.req.param("id") ?? "", afterId);
-  if (!("stream" in answer)) return relay(c, answer);
-  return new Response(Readable.toWeb(answer.stream) as ReadableStream<Uint8Array>, {
+  // An unknown session is a RunnerError (404), relayed by the routes' error handler.
+  const stream = await deps.supervisor.events(c.req.param("id") ?? "", afterId);
+  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, {
     status: 200,
     headers: {
       "content-type": "text/event-stream",

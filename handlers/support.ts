@@ -1,6 +1,6 @@
 /**
- * What every handler shares: its dependencies, reading a JSON body with the framework-level
- * answers clients expect (contract.md §1.3), and relaying the supervisor's answer.
+ * What every handler shares: its dependencies and reading a JSON body with the
+ * framework-level answers clients expect (contract.md §1.3).
  */
 import type { Context } from "hono";
 import type { UpgradeWebSocket } from "hono/ws";
@@ -12,7 +12,7 @@ import {
   parseBody,
   unsupportedMediaType,
 } from "../src/contract/validation.ts";
-import type { InternalAnswer, SupervisorClient } from "../src/internal/client.ts";
+import type { SupervisorClient } from "../src/internal/client.ts";
 import type { Logger } from "../src/log.ts";
 
 export type HandlerDeps = {
@@ -43,12 +43,6 @@ export async function readBody<S extends v.GenericSchema>(c: Context, schema: S)
     return { ok: false, body: unsupportedMediaType("undefined") };
   }
   return parseBody(schema, input);
-}
-
-/** Answers with the supervisor's status and body, unchanged. */
-export function relay(c: Context, answer: InternalAnswer): Response {
-  if (answer.body === undefined) return c.body(null, answer.status as 204);
-  return c.json(answer.body as object, answer.status as 200);
 }
 
 export function rejectBody(c: Context, parse: { ok: false; body: { statusCode: number } }): Response {

@@ -2,13 +2,14 @@
  * The runner as the benchmarks drive it: the simulated cluster runs in the bench process (so
  * its counters are at hand and its kubelet starts pods instantly), the api and the supervisor
  * run as their own Node processes, exactly as the deployment's two containers do. Mirrors
- * test/support/kube-runner.ts, which bench code must not import, and adds what a benchmark
+ * test/support/kube-runner.ts, which bench code must not import (it holds a test's lifecycle;
+ * the framework-free helpers of test/support, waiting, ports and the session body, are
+ * shared), and adds what a benchmark
  * needs: the two pids (for resident memory) and a copy of a session pod's spec (for the
  * direct client-node baselines).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +17,8 @@ import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node"
 import { RunnerClient } from "../../src/client/index.ts";
 import { startLocalCluster } from "../../src/local-cluster.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
+import { freePort } from "../../test/support/ports.ts";
+import { GiveUp, waitFor } from "../../test/support/wait.ts";
 import { compiledEntry } from "./build.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -33,35 +36,6 @@ export type BenchRunner = {
   internalSocket: string;
   close(): Promise<void>;
 };
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Thrown by a waitFor probe to stop waiting at once (a child process died). */
-export class GiveUp extends Error {}
-
-export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      if (error instanceof GiveUp) throw error;
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 type Child = ChildProcess & { stderrText: () => string };
 
@@ -130,18 +104,18 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
   try {
     const sup = spawnEntry(SUPERVISOR_ENTRY, env, options.mode);
     supervisor = sup;
-    await waitFor(async () => {
+    await waitFor("the supervisor's bundle listener", async () => {
       if (sup.exitCode !== null) throw new GiveUp(`supervisor exited (${sup.exitCode}): ${sup.stderrText()}`);
       return (await fetch(`http://127.0.0.1:${bundlePort}/healthz`)).ok || undefined;
-    }, "the supervisor's bundle listener");
+    }, 30_000);
     const apiChild = spawnEntry(API_ENTRY, env, options.mode);
     api = apiChild;
     // 404 for an unknown session means the api answers and the supervisor's socket is open.
-    await waitFor(async () => {
+    await waitFor("the api and the supervisor's internal socket", async () => {
       if (apiChild.exitCode !== null) throw new GiveUp(`api exited (${apiChild.exitCode}): ${apiChild.stderrText()}`);
       if (sup.exitCode !== null) throw new GiveUp(`supervisor exited (${sup.exitCode}): ${sup.stderrText()}`);
       return (await fetch(`${baseUrl}/v1/sessions/none`)).status === 404 || undefined;
-    }, "the api and the supervisor's internal socket");
+    }, 30_000);
     return {
       sim,
       kubeConfig,
@@ -160,15 +134,6 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
 }
 
 /** The plainest run session (no build, no routing); `simulate` scripts the simulated container. */
-export function sessionBody(simulate: Record<string, string | number | boolean> = {}, overrides: Record<string, unknown> = {}) {
-  return {
-    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
-    env: {},
-    config: { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate },
-    ...overrides,
-  } as Parameters<RunnerClient["createSession"]>[0];
-}
-
 /** Resident memory of a process in bytes (VmRSS of /proc/<pid>/status). */
 export async function residentBytes(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");

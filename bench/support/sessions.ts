@@ -7,7 +7,9 @@ import { type CoreV1Api, type KubeConfig, type V1Pod, Watch } from "@kubernetes/
 import type { RunnerClient, StreamItem } from "../../src/client/index.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { runPodName } from "../../src/kube/specs/names.ts";
-import { podCopy, SESSION_NAMESPACE, sessionBody, waitFor } from "./runner.ts";
+import { podCopy, SESSION_NAMESPACE } from "./runner.ts";
+import { sessionBody } from "../../test/support/session-body.ts";
+import { waitFor } from "../../test/support/wait.ts";
 import { since } from "./stats.ts";
 
 type Body = Parameters<RunnerClient["createSession"]>[0];
@@ -102,7 +104,7 @@ export async function watchUntilRunning(kubeConfig: KubeConfig, name: string, re
 export async function clearDirectPods(core: CoreV1Api): Promise<void> {
   const labelSelector = Object.entries(DIRECT_LABEL).map(([k, v]) => `${k}=${v}`).join(",");
   await core.deleteCollectionNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector, gracePeriodSeconds: 0 });
-  await waitFor(async () => (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector })).items.length === 0, "direct pods to be gone");
+  await waitFor("direct pods to be gone", async () => (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector })).items.length === 0, 30_000);
 }
 
 /**
@@ -127,8 +129,8 @@ export async function stopSessions(client: RunnerClient, core: CoreV1Api, sessio
   await inBatches(sessionIds, 50, (id) => client.deleteSession(id));
   const names = new Set(sessionIds.map(runPodName));
   await waitFor(
-    async () => !(await core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items.some((pod) => names.has(pod.metadata?.name ?? "")),
     "stopped sessions' pods to be gone",
+    async () => !(await core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items.some((pod) => names.has(pod.metadata?.name ?? "")),
     60_000,
   );
 }

@@ -35,7 +35,7 @@ export async function startApiServer(options: {
   app.use("*", requestLog(log));
   app.get("/metrics", metrics({ supervisor }));
   app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, log }));
-  if (options.console) app.route("/", createConsoleRoutes({ supervisor }));
+  if (options.console) app.route("/", createConsoleRoutes({ supervisor, log }));
   app.notFound(notFound);
 
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -4,31 +4,22 @@
  * binary framing.
  */
 import { fetch, WebSocket } from "undici";
-import type { AppSessionBody, CreateSessionBody, SetAppsBody, WorkspaceChangeSetBody } from "../contract/requests.ts";
+import { RunnerError, errorBodyOf } from "../contract/problem.ts";
+import {
+  type RouteAnswer,
+  type RouteBodyInput,
+  type RouteSpec,
+  type Routes,
+  V1_PREFIX,
+  pathOf,
+  queryOf,
+  routes,
+} from "../contract/routes.ts";
+import { SseParser } from "../contract/sse.ts";
 import { decodeByteFrame } from "../contract/streams.ts";
-import type {
-  AvailabilityReport,
-  ByteStreamTag,
-  CreatedSession,
-  ProbeConfig,
-  RunEvent,
-  SessionDocument,
-  WorkspaceApplyResult,
-  WorkspaceFile,
-  WorkspaceTree,
-} from "../contract/wire.ts";
-import { SseParser } from "./sse.ts";
+import type { ByteStreamTag, ProbeConfig, RunEvent } from "../contract/wire.ts";
 
-/** A non-2xx answer; `body` is the runner's JSON error body. */
-export class RunnerError extends Error {
-  override name = "RunnerError";
-  constructor(
-    readonly status: number,
-    readonly body: { error?: string; message?: string; [key: string]: unknown } | undefined,
-  ) {
-    super(`runner returned HTTP ${status}${body?.message ? `: ${body.message}` : body?.error ? `: ${body.error}` : ""}`);
-  }
-}
+export { RunnerError };
 
 /** One event from the stream: a RunEvent with its id, or a gap marker. */
 export type StreamItem = { id: number; event: RunEvent } | { gap: true };
@@ -44,9 +35,8 @@ export type RunnerClientOptions = {
   headers?: Record<string, string>;
 };
 
-// Clients of the request schemas send their input shape; defaults are filled by the runner.
-type CreateSessionInput = Omit<CreateSessionBody, "inspect" | "mode"> & Partial<Pick<CreateSessionBody, "inspect" | "mode">>;
-type AppSessionInput = Omit<AppSessionBody, "inspect"> & Partial<Pick<AppSessionBody, "inspect">>;
+/** One call: path parameters, pass-through query and the body, as the route table names them. */
+type Call = { params?: Record<string, string>; query?: Record<string, string | undefined>; body?: unknown };
 
 export class RunnerClient {
   readonly baseUrl: string;
@@ -58,57 +48,56 @@ export class RunnerClient {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
   }
 
-  health(): Promise<{ ok: true; version: string }> {
-    return this.#json("GET", "/v1/health");
+  health(): Promise<RouteAnswer<Routes["health"]>> {
+    return this.#call(routes.health);
   }
 
-  capabilities(): Promise<Record<string, unknown>> {
-    return this.#json("GET", "/v1/capabilities");
+  capabilities(): Promise<RouteAnswer<Routes["capabilities"]>> {
+    return this.#call(routes.capabilities);
   }
 
-  probe(config: ProbeConfig): Promise<AvailabilityReport> {
-    return this.#json("POST", "/v1/probe", { config });
+  probe(config: ProbeConfig): Promise<RouteAnswer<Routes["probe"]>> {
+    return this.#call(routes.probe, { body: { config } });
   }
 
-  createSession(body: CreateSessionInput): Promise<CreatedSession> {
-    return this.#json("POST", "/v1/sessions", body, this.#termsHeader());
+  createSession(body: RouteBodyInput<Routes["createSession"]>): Promise<RouteAnswer<Routes["createSession"]>> {
+    return this.#call(routes.createSession, { body });
   }
 
-  createAppSession(name: string, body: AppSessionInput = {}): Promise<CreatedSession> {
-    return this.#json("POST", `/v1/apps/${encodeURIComponent(name)}/sessions`, body, this.#termsHeader());
+  createAppSession(name: string, body: RouteBodyInput<Routes["createAppSession"]> = {}): Promise<RouteAnswer<Routes["createAppSession"]>> {
+    return this.#call(routes.createAppSession, { params: { name }, body });
   }
 
-  getSession(id: string): Promise<SessionDocument> {
-    return this.#json("GET", `/v1/sessions/${encodeURIComponent(id)}`);
+  getSession(id: string): Promise<RouteAnswer<Routes["getSession"]>> {
+    return this.#call(routes.getSession, { params: { id } });
   }
 
-  async deleteSession(id: string): Promise<void> {
-    await this.#json("DELETE", `/v1/sessions/${encodeURIComponent(id)}`);
+  deleteSession(id: string): Promise<void> {
+    return this.#call(routes.deleteSession, { params: { id } });
   }
 
-  workspaceTree(id: string): Promise<WorkspaceTree> {
-    return this.#json("GET", `/v1/sessions/${encodeURIComponent(id)}/workspace`);
+  workspaceTree(id: string): Promise<RouteAnswer<Routes["workspaceTree"]>> {
+    return this.#call(routes.workspaceTree, { params: { id } });
   }
 
-  applyWorkspace(id: string, changes: WorkspaceChangeSetBody): Promise<WorkspaceApplyResult> {
-    return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/workspace`, changes);
+  applyWorkspace(id: string, changes: RouteBodyInput<Routes["workspaceApply"]>): Promise<RouteAnswer<Routes["workspaceApply"]>> {
+    return this.#call(routes.workspaceApply, { params: { id }, body: changes });
   }
 
-  workspaceFile(id: string, path: string): Promise<WorkspaceFile> {
-    return this.#json("GET", `/v1/sessions/${encodeURIComponent(id)}/workspace/file?${new URLSearchParams({ path })}`);
+  workspaceFile(id: string, path: string): Promise<RouteAnswer<Routes["workspaceFile"]>> {
+    return this.#call(routes.workspaceFile, { params: { id }, query: { path } });
   }
 
-  reload(id: string, app?: string): Promise<{ reloaded: string[] }> {
-    const query = app === undefined ? "" : `?${new URLSearchParams({ app })}`;
-    return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/reload${query}`);
+  reload(id: string, app?: string): Promise<RouteAnswer<Routes["reload"]>> {
+    return this.#call(routes.reload, { params: { id }, query: { app } });
   }
 
-  setApps(id: string, body: SetAppsBody): Promise<{ apps: string[] }> {
-    return this.#json("PUT", `/v1/sessions/${encodeURIComponent(id)}/apps`, body);
+  setApps(id: string, body: RouteBodyInput<Routes["setApps"]>): Promise<RouteAnswer<Routes["setApps"]>> {
+    return this.#call(routes.setApps, { params: { id }, body });
   }
 
-  resume(id: string): Promise<{ sessionId: string }> {
-    return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/resume`);
+  resume(id: string): Promise<RouteAnswer<Routes["resume"]>> {
+    return this.#call(routes.resume, { params: { id } });
   }
 
   /**
@@ -125,11 +114,11 @@ export class RunnerClient {
     for (;;) {
       let ended = false;
       try {
-        const response = await fetch(`${this.baseUrl}/v1/sessions/${encodeURIComponent(id)}/events`, {
+        const response = await fetch(this.baseUrl + pathOf(V1_PREFIX, routes.sessionEvents, { id }), {
           headers: { ...this.options.headers, accept: "text/event-stream", ...(lastId > 0 && { "last-event-id": String(lastId) }) },
           ...(options.signal && { signal: options.signal }),
         });
-        if (!response.ok) throw new RunnerError(response.status, await readErrorBody(response));
+        if (!response.ok) throw new RunnerError(response.status, errorBodyOf(await response.text()));
         const parser = new SseParser();
         const decoder = new TextDecoder();
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
@@ -139,8 +128,9 @@ export class RunnerClient {
               continue;
             }
             const event = JSON.parse(message.data) as RunEvent;
-            if (message.id !== undefined) lastId = message.id;
-            yield { id: message.id ?? 0, event };
+            const id = message.id === undefined ? 0 : Number(message.id);
+            if (message.id !== undefined) lastId = id;
+            yield { id, event };
             if (event.type === "status" && ["exited", "failed", "stopped"].includes(event.status.kind)) ended = true;
           }
         }
@@ -158,7 +148,7 @@ export class RunnerClient {
 
   /** Opens the terminal WebSocket of a session (one app of it). */
   terminal(id: string, options: { app?: string; lastSeq?: number; origin?: string } = {}): Terminal {
-    const url = new URL(`${this.baseUrl}/v1/sessions/${encodeURIComponent(id)}/io`);
+    const url = new URL(this.baseUrl + pathOf(V1_PREFIX, routes.sessionIo, { id }));
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     if (options.app !== undefined) url.searchParams.set("app", options.app);
     if (options.lastSeq !== undefined) url.searchParams.set("lastSeq", String(options.lastSeq));
@@ -170,24 +160,18 @@ export class RunnerClient {
     return this.options.acceptedTerms !== undefined ? { "x-telo-accepted-terms": this.options.acceptedTerms } : {};
   }
 
-  async #json<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
+  async #call<R extends RouteSpec>(route: R, call: Call = {}): Promise<RouteAnswer<R>> {
+    const { body } = call;
+    const headers = route.terms ? this.#termsHeader() : {};
+    const path = pathOf(V1_PREFIX, route, call.params ?? {}) + queryOf(route, call.query ?? {});
+    const response = await fetch(this.baseUrl + path, {
+      method: route.method,
       headers: { ...this.options.headers, ...headers, ...(body !== undefined && { "content-type": "application/json" }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
-    if (!response.ok) throw new RunnerError(response.status, await readErrorBody(response));
     const text = await response.text();
-    return (text === "" ? undefined : JSON.parse(text)) as T;
-  }
-}
-
-async function readErrorBody(response: { text(): Promise<string> }): Promise<RunnerError["body"]> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text) as RunnerError["body"];
-  } catch {
-    return { message: text };
+    if (!response.ok) throw new RunnerError(response.status, errorBodyOf(text));
+    return (text === "" ? undefined : JSON.parse(text)) as RouteAnswer<R>;
   }
 }
 

@@ -3,30 +3,41 @@
  * catalog refuses startup — apps are never silently dropped.
  */
 import * as v from "valibot";
-import { PullPolicySchema, type PullPolicy } from "../contract/wire.ts";
+import { PullPolicySchema } from "../contract/wire.ts";
 import { ConfigError } from "./env-values.ts";
 
-export type CatalogEntry = {
-  name: string;
-  image: string;
-  env: Record<string, string>;
-  pullPolicy: PullPolicy;
-  port?: number;
-  title?: string;
-  description?: string;
+const complaint = {
+  image: "needs a non-empty string 'image'.",
+  env: "has an invalid 'env' — expected an object of string values.",
+  pullPolicy: "has an invalid 'pullPolicy' — expected one of missing, always, never.",
+  port: "has an invalid 'port' — expected an integer in 1..65535.",
+  title: "has an invalid 'title' — expected a string.",
+  description: "has an invalid 'description' — expected a string.",
 };
+
+/**
+ * One catalog entry as the operator writes it. Each field's issue carries the complaint the
+ * startup error names, and fields are checked in this order, so the first issue is the one
+ * reported.
+ */
+const CatalogFieldsSchema = v.object({
+  image: v.pipe(v.string(complaint.image), v.minLength(1, complaint.image)),
+  env: v.optional(v.record(v.string(), v.string(complaint.env), complaint.env), {}),
+  pullPolicy: v.optional(v.picklist(PullPolicySchema.options, complaint.pullPolicy), "missing"),
+  port: v.optional(
+    v.pipe(v.number(complaint.port), v.integer(complaint.port), v.minValue(1, complaint.port), v.maxValue(65535, complaint.port)),
+  ),
+  title: v.optional(v.string(complaint.title)),
+  description: v.optional(v.string(complaint.description)),
+  // The object's own issue is a missing required key, and only `image` is required.
+}, complaint.image);
+
+/** A resolved catalog entry: its name, and every default filled. */
+export const CatalogEntrySchema = v.object({ name: v.string(), ...CatalogFieldsSchema.entries });
+export type CatalogEntry = v.InferOutput<typeof CatalogEntrySchema>;
 
 /** Ordered by declaration; a Map so that names like `__proto__` are ordinary keys. */
 export type AppsCatalog = ReadonlyMap<string, CatalogEntry>;
-
-const fieldRules = [
-  ["image", v.pipe(v.string(), v.minLength(1)), "needs a non-empty string 'image'."],
-  ["env", v.optional(v.record(v.string(), v.string())), "has an invalid 'env' — expected an object of string values."],
-  ["pullPolicy", v.optional(PullPolicySchema), "has an invalid 'pullPolicy' — expected one of missing, always, never."],
-  ["port", v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))), "has an invalid 'port' — expected an integer in 1..65535."],
-  ["title", v.optional(v.string()), "has an invalid 'title' — expected a string."],
-  ["description", v.optional(v.string()), "has an invalid 'description' — expected a string."],
-] as const;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -47,18 +58,9 @@ export function parseAppsCatalog(raw: string | undefined): AppsCatalog {
   for (const [name, entry] of Object.entries(parsed)) {
     if (name.trim() === "") throw new ConfigError("RUNNER_APPS has an entry with an empty name.");
     if (!isPlainObject(entry)) throw new ConfigError(`RUNNER_APPS entry '${name}' must be an object.`);
-    for (const [field, schema, complaint] of fieldRules) {
-      if (!v.is(schema, entry[field])) throw new ConfigError(`RUNNER_APPS entry '${name}' ${complaint}`);
-    }
-    catalog.set(name, {
-      name,
-      image: entry.image as string,
-      env: { ...(entry.env as Record<string, string> | undefined) },
-      pullPolicy: (entry.pullPolicy as PullPolicy | undefined) ?? "missing",
-      ...(entry.port !== undefined && { port: entry.port as number }),
-      ...(entry.title !== undefined && { title: entry.title as string }),
-      ...(entry.description !== undefined && { description: entry.description as string }),
-    });
+    const fields = v.safeParse(CatalogFieldsSchema, entry, { abortEarly: true });
+    if (!fields.success) throw new ConfigError(`RUNNER_APPS entry '${name}' ${fields.issues[0].message}`);
+    catalog.set(name, { name, ...fields.output });
   }
   return catalog;
 }

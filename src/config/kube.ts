@@ -128,21 +128,13 @@ function sessionPodSettings(env: KubeEnv) {
   };
 }
 
-function runCeilings(env: KubeEnv) {
+/** A set of ceilings: `RUNNER_MAX_*` for run sessions, `RUNNER_APP_MAX_*` for app and watch pods. */
+function ceilings(env: KubeEnv, prefix: "RUNNER_" | "RUNNER_APP_") {
   return {
-    cpu: env.RUNNER_MAX_CPU,
-    memory: env.RUNNER_MAX_MEMORY,
-    ephemeralStorage: env.RUNNER_MAX_EPHEMERAL_STORAGE,
-    ttlSeconds: env.RUNNER_MAX_TTL_SECONDS,
-  };
-}
-
-function appCeilings(env: KubeEnv) {
-  return {
-    cpu: env.RUNNER_APP_MAX_CPU,
-    memory: env.RUNNER_APP_MAX_MEMORY,
-    ephemeralStorage: env.RUNNER_APP_MAX_EPHEMERAL_STORAGE,
-    ttlSeconds: env.RUNNER_APP_MAX_TTL_SECONDS,
+    cpu: env[`${prefix}MAX_CPU`],
+    memory: env[`${prefix}MAX_MEMORY`],
+    ephemeralStorage: env[`${prefix}MAX_EPHEMERAL_STORAGE`],
+    ttlSeconds: env[`${prefix}MAX_TTL_SECONDS`],
   };
 }
 
@@ -190,7 +182,7 @@ function buildConfig(repository: string, env: KubeEnv) {
 }
 
 export type SessionPodSettings = ReturnType<typeof sessionPodSettings>;
-export type Ceilings = ReturnType<typeof runCeilings>;
+export type Ceilings = ReturnType<typeof ceilings>;
 export type RoutingConfig = ReturnType<typeof routingConfig>;
 export type BaseImageCatalogConfig = ReturnType<typeof baseImageCatalogConfig>;
 export type BuildConfig = ReturnType<typeof buildConfig>;
@@ -230,8 +222,8 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeRunnerConfig {
     ...parsed,
     RUNNER_SELF_URL: selfUrl,
     sessionPods: sessionPodSettings(parsed),
-    runCeilings: runCeilings(parsed),
-    appCeilings: appCeilings(parsed),
+    runCeilings: ceilings(parsed, "RUNNER_"),
+    appCeilings: ceilings(parsed, "RUNNER_APP_"),
     routing: routingConfig(parsed),
     baseImageCatalog: baseImageCatalogConfig(parsed),
     build: parsed.RUNNER_IMAGE_REPOSITORY ? buildConfig(parsed.RUNNER_IMAGE_REPOSITORY, parsed) : undefined,

@@ -1,6 +1,7 @@
 /**
  * The capabilities document (contract.md §7) and its config-schema builder (§7.1).
  */
+import type { Capabilities } from "./responses.ts";
 import type { Terms } from "./wire.ts";
 
 export type SessionConfigSchemaInputs = {
@@ -62,7 +63,7 @@ export type CapabilitiesInputs = {
   apps: { name: string; title?: string | undefined; description?: string | undefined }[];
 };
 
-export function capabilitiesDocument(inputs: CapabilitiesInputs) {
+export function capabilitiesDocument(inputs: CapabilitiesInputs): Capabilities {
   return {
     displayName: inputs.displayName,
     description: inputs.description,

@@ -4,13 +4,9 @@
  * the Fastify/Ajv defaults produce them: first error only, `body/<json pointer> <text>`.
  */
 import * as v from "valibot";
+import type { FrameworkErrorBodySchema } from "./responses.ts";
 
-export type FrameworkErrorBody = {
-  statusCode: number;
-  code?: string;
-  error: string;
-  message: string;
-};
+export type FrameworkErrorBody = v.InferOutput<typeof FrameworkErrorBodySchema>;
 
 export type BodyParse<T> = { ok: true; value: T } | { ok: false; body: FrameworkErrorBody };
 

@@ -1,22 +1,33 @@
 /**
- * The api process's side of the internal socket, spoken with undici. Any failure to reach
- * the supervisor becomes a SupervisorUnavailableError, which the handlers answer with 503;
- * a supervisor of another protocol version is refused the same way.
+ * The api process's side of the internal socket, spoken with undici, calling the route
+ * table's routes under `/internal`. Any failure to reach the supervisor becomes a
+ * SupervisorUnavailableError, which the handlers answer with 503; a supervisor of another
+ * protocol version is refused the same way. A refusal by the supervisor is raised as the
+ * RunnerError the api relays unchanged.
  */
-import type { Readable, Duplex } from "node:stream";
+import type { Duplex, Readable } from "node:stream";
 import { Pool } from "undici";
+import { RunnerError, errorBodyOf } from "../contract/problem.ts";
+import { INTERNAL_PREFIX, type RouteAnswer, type RouteSpec, pathOf, queryOf, routes } from "../contract/routes.ts";
 import { requestIdHeaders } from "../observability/request-context.ts";
-import { INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER, internalPaths } from "./protocol.ts";
+import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER } from "./protocol.ts";
 
 export class SupervisorUnavailableError extends Error {
   override name = "SupervisorUnavailableError";
 }
 
-export type InternalAnswer = { status: number; body: unknown };
+/** One relayed call: the route's path parameters, pass-through query, body and terms header. */
+export type InternalCall = {
+  params?: Record<string, string>;
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+  acceptedTerms?: string | undefined;
+};
 
 const CONNECT_TIMEOUT_MS = 2_000;
 /** Covers the slowest relayed call (a workspace request the backend bounds at 30 s). */
 const ANSWER_TIMEOUT_MS = 60_000;
+const TERMS_HEADER = "x-telo-accepted-terms";
 
 export class SupervisorClient {
   /** JSON round trips: a bounded set of kept-alive connections. */
@@ -35,30 +46,31 @@ export class SupervisorClient {
     this.#streams = new Pool("http://supervisor", { ...common, connections: null, bodyTimeout: 0 });
   }
 
-  /** A JSON round trip; the answer's status and body are relayed as they are. */
-  async call(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown): Promise<InternalAnswer> {
-    const response = await this.#request(method, path, body);
+  /** A JSON round trip of one route; a non-2xx answer is raised as a RunnerError. */
+  async call<R extends RouteSpec>(route: R, call: InternalCall = {}): Promise<RouteAnswer<R>> {
+    const path = pathOf(INTERNAL_PREFIX, route, call.params ?? {}) + queryOf(route, call.query ?? {});
+    const headers: Record<string, string> = route.terms && call.acceptedTerms !== undefined ? { [TERMS_HEADER]: call.acceptedTerms } : {};
+    const response = await this.#request(route.method, path, this.#calls, headers, call.body);
     const text = await response.body.text();
-    return { status: response.statusCode, body: text === "" ? undefined : JSON.parse(text) };
+    if (response.statusCode >= 300) throw new RunnerError(response.statusCode, errorBodyOf(text));
+    return (text === "" ? undefined : JSON.parse(text)) as RouteAnswer<R>;
   }
 
-  /**
-   * Opens a session's event stream. A 200 answer carries the SSE bytes as a stream; any
-   * other answer (404) is returned as JSON.
-   */
-  async events(sessionId: string, afterId: number): Promise<{ status: 200; stream: Readable } | InternalAnswer> {
-    const response = await this.#request("GET", `${internalPaths.events(sessionId)}?after=${afterId}`, undefined, this.#streams);
-    if (response.statusCode !== 200) {
-      return { status: response.statusCode, body: JSON.parse(await response.body.text()) };
-    }
-    return { status: 200, stream: response.body };
+  /** Opens a session's event stream after `afterId`; a refusal (404) is raised as a RunnerError. */
+  async events(sessionId: string, afterId: number): Promise<Readable> {
+    const path = `${pathOf(INTERNAL_PREFIX, routes.sessionEvents, { id: sessionId })}?${EVENTS_AFTER_QUERY}=${afterId}`;
+    const response = await this.#request("GET", path, this.#streams, {});
+    if (response.statusCode !== 200) throw new RunnerError(response.statusCode, errorBodyOf(await response.body.text()));
+    return response.body;
   }
 
   /** Upgrades to the framed terminal byte stream of one app (see io-frames.ts). */
   async openTerminal(sessionId: string, query: URLSearchParams): Promise<Duplex> {
+    const passed = Object.fromEntries(routes.sessionIo.query.map((name) => [name, query.get(name) ?? undefined]));
+    const path = pathOf(INTERNAL_PREFIX, routes.sessionIo, { id: sessionId }) + queryOf(routes.sessionIo, passed);
     try {
       const { socket, headers } = await this.#streams.upgrade({
-        path: `${internalPaths.io(sessionId)}?${query}`,
+        path,
         protocol: IO_UPGRADE_PROTOCOL,
         headers: { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION, ...requestIdHeaders() },
       });
@@ -76,7 +88,7 @@ export class SupervisorClient {
     await Promise.all([this.#calls.close(), this.#streams.close()]);
   }
 
-  async #request(method: string, path: string, body?: unknown, pool: Pool = this.#calls) {
+  async #request(method: string, path: string, pool: Pool, headers: Record<string, string>, body?: unknown) {
     let response;
     try {
       response = await pool.request({
@@ -85,6 +97,7 @@ export class SupervisorClient {
         headers: {
           [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION,
           ...requestIdHeaders(),
+          ...headers,
           ...(body !== undefined && { "content-type": "application/json" }),
         },
         ...(body !== undefined && { body: JSON.stringify(body) }),

@@ -5,7 +5,8 @@
  */
 import { Gauge } from "prom-client";
 import * as v from "valibot";
-import { MetricsSnapshotSchema, metricsSnapshot, registry, renderExposition } from "./registry.ts";
+import { MetricsSnapshotSchema } from "../contract/responses.ts";
+import { metricsSnapshot, registry, renderExposition } from "./registry.ts";
 
 const supervisorUp = new Gauge({
   name: "runner_supervisor_up",

@@ -5,25 +5,10 @@
  */
 import { AggregatorRegistry, Registry, collectDefaultMetrics } from "prom-client";
 import * as v from "valibot";
+import { MetricsSnapshotSchema } from "../contract/responses.ts";
 
 export type ProcessName = "api" | "supervisor";
 
-/** prom-client's JSON form of a registry, as much of it as an exposition needs. */
-export const MetricsSnapshotSchema = v.array(
-  v.object({
-    name: v.string(),
-    help: v.string(),
-    type: v.picklist(["counter", "gauge", "histogram", "summary"]),
-    values: v.array(
-      v.object({
-        // JSON carries NaN (a figure with no value yet) as null.
-        value: v.pipe(v.unknown(), v.transform((value) => (typeof value === "number" ? value : Number.NaN))),
-        labels: v.record(v.string(), v.union([v.string(), v.number()])),
-        metricName: v.optional(v.string()),
-      }),
-    ),
-  }),
-);
 export type MetricsSnapshot = v.InferOutput<typeof MetricsSnapshotSchema>;
 
 export const registry = new Registry();

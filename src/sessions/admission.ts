@@ -1,10 +1,12 @@
 /**
  * Session admission (contract.md §3.4–3.6): everything between a schema-valid request and a
  * registered session, in the contract's order, as pure functions of the request and a
- * snapshot of the runner's state. Capacity (step 10) is the registry's.
+ * snapshot of the runner's state. Capacity (step 10) is the registry's. A refusal is raised as
+ * a Problem.
  */
 import type { AppsCatalog, CatalogEntry } from "../config/apps-catalog.ts";
 import { coResidentAgentNames } from "../config/apps-catalog.ts";
+import { Problem } from "../contract/problem.ts";
 import type { AppSessionBody, CreateSessionBody } from "../contract/requests.ts";
 import { invalidPathMessage, normaliseRelativePath } from "../contract/paths.ts";
 import {
@@ -15,8 +17,6 @@ import {
   type SessionMode,
   type Terms,
 } from "../contract/wire.ts";
-
-export type Refusal = { status: number; body: Record<string, unknown> };
 
 export type SessionPlan = {
   mode: SessionMode;
@@ -42,64 +42,49 @@ export type AdmissionContext = {
   validateAppName: ((name: string) => string | undefined) | undefined;
 };
 
-const refuse = (status: number, error: string, message: string): Refusal => ({
-  status,
-  body: { error, message },
-});
-
-export function isRefusal(value: unknown): value is Refusal {
-  return typeof value === "object" && value !== null && "status" in value && "body" in value;
-}
-
 /** The terms gate (§3.5): the header must equal the version exactly. */
-export function termsGate(terms: Terms | undefined, acceptedTerms: string | undefined): Refusal | undefined {
-  if (!terms || acceptedTerms === terms.version) return undefined;
-  return { status: 428, body: { error: "terms_required", terms } };
+export function termsGate(terms: Terms | undefined, acceptedTerms: string | undefined): void {
+  if (!terms || acceptedTerms === terms.version) return;
+  throw new Problem("terms_required", "terms_required", "the usage terms must be accepted", { terms });
 }
 
 export function planSession(
   body: CreateSessionBody,
   acceptedTerms: string | undefined,
   context: AdmissionContext,
-): Refusal | SessionPlan {
-  const termsRefusal = termsGate(context.terms, acceptedTerms);
-  if (termsRefusal) return termsRefusal;
+): SessionPlan {
+  termsGate(context.terms, acceptedTerms);
 
   const bundle = normaliseBundle(body.bundle);
-  if (isRefusal(bundle)) return bundle;
 
   const configRefusal = context.validateConfig?.(body.config);
-  if (configRefusal !== undefined) return refuse(400, "invalid_config", configRefusal);
+  if (configRefusal !== undefined) throw new Problem("invalid", "invalid_config", configRefusal);
 
   const mode = body.mode;
   if (mode === "watch" && !context.watchEnabled) {
-    return refuse(400, "watch_disabled", "this runner does not offer watch sessions (see /v1/capabilities)");
+    throw new Problem("invalid", "watch_disabled", "this runner does not offer watch sessions (see /v1/capabilities)");
   }
 
   let agent: CatalogEntry | undefined;
   if (body.agent !== undefined) {
     if (mode !== "watch") {
-      return refuse(400, "agent_requires_watch", "a co-resident agent is only available in a watch session (mode \"watch\")");
+      throw new Problem("invalid", "agent_requires_watch", "a co-resident agent is only available in a watch session (mode \"watch\")");
     }
     agent = context.catalog.get(body.agent);
     if (!agent) {
       const offered = coResidentAgentNames(context.catalog);
       const suffix = offered.length > 0 ? ` — offered: ${offered.join(", ")}` : "";
-      return refuse(400, "unknown_agent", `agent '${body.agent}' is not offered by this runner${suffix}`);
+      throw new Problem("invalid", "unknown_agent", `agent '${body.agent}' is not offered by this runner${suffix}`);
     }
     if (agent.port === undefined) {
-      return refuse(
-        400,
-        "agent_port_undeclared",
+      throw new Problem("invalid", "agent_port_undeclared",
         `agent '${agent.name}' declares no port, so this runner cannot route it — set RUNNER_APPS.${agent.name}.port to the port its image listens on`,
       );
     }
   }
 
   if (mode === "watch" && context.liveWatchSessions >= context.watchMaxSessions) {
-    return refuse(
-      409,
-      "too_many_watch_sessions",
+    throw new Problem("conflict", "too_many_watch_sessions",
       `runner is at its configured max of ${context.watchMaxSessions} concurrent watch sessions`,
     );
   }
@@ -107,7 +92,6 @@ export function planSession(
   const apps = body.apps
     ? resolveApps(body.apps, context.validateAppName)
     : [{ name: DEFAULT_APP_NAME, entryRelativePath: bundle.entryRelativePath, ports: body.ports ?? [], io: "tty" as const }];
-  if (isRefusal(apps)) return apps;
 
   let notice: string | undefined;
   if (agent?.port !== undefined) {
@@ -137,7 +121,7 @@ export function planAppSession(
   body: AppSessionBody,
   acceptedTerms: string | undefined,
   context: AdmissionContext,
-): Refusal | SessionPlan {
+): SessionPlan {
   const entry = context.catalog.get(name);
   if (!entry) {
     const names = [...context.catalog.keys()];
@@ -145,10 +129,9 @@ export function planAppSession(
       names.length > 0
         ? ` — offered apps: ${names.join(", ")} (see /v1/capabilities).`
         : " — it offers no predefined applications (see /v1/capabilities).";
-    return refuse(404, "unknown_app", `app '${name}' is not offered by this runner${tail}`);
+    throw new Problem("not_found", "unknown_app", `app '${name}' is not offered by this runner${tail}`);
   }
-  const termsRefusal = termsGate(context.terms, acceptedTerms);
-  if (termsRefusal) return termsRefusal;
+  termsGate(context.terms, acceptedTerms);
 
   // Operator values win: client values for the operator's keys are dropped, not merged.
   const clientEnv = Object.fromEntries(
@@ -171,30 +154,28 @@ export function planAppSession(
 export function resolveApps(
   specs: { name: string; entryRelativePath: string; ports?: PortMapping[]; io?: "tty" | "streams" }[],
   validateAppName?: (name: string) => string | undefined,
-): Refusal | ResolvedApp[] {
+): ResolvedApp[] {
   const resolved: ResolvedApp[] = [];
   const portOwners = new Map<string, string>();
   for (const spec of specs) {
     if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(spec.name)) {
-      return refuse(400, "invalid_app_name", `app name '${spec.name}' must be a DNS label (lowercase alphanumeric and '-')`);
+      throw new Problem("invalid", "invalid_app_name", `app name '${spec.name}' must be a DNS label (lowercase alphanumeric and '-')`);
     }
     const backendRefusal = validateAppName?.(spec.name);
-    if (backendRefusal !== undefined) return refuse(400, "invalid_app_name", backendRefusal);
+    if (backendRefusal !== undefined) throw new Problem("invalid", "invalid_app_name", backendRefusal);
     if (spec.name === "workspace" || spec.name === "agent") {
-      return refuse(400, "reserved_app_name", `app name '${spec.name}' is reserved by the runner`);
+      throw new Problem("invalid", "reserved_app_name", `app name '${spec.name}' is reserved by the runner`);
     }
     if (resolved.some((app) => app.name === spec.name)) {
-      return refuse(400, "duplicate_app_name", `app '${spec.name}' is declared twice`);
+      throw new Problem("invalid", "duplicate_app_name", `app '${spec.name}' is declared twice`);
     }
     const entry = normaliseRelativePath(spec.entryRelativePath);
-    if (entry === undefined) return refuse(400, "invalid_bundle", invalidPathMessage(spec.entryRelativePath));
+    if (entry === undefined) throw new Problem("invalid", "invalid_bundle", invalidPathMessage(spec.entryRelativePath));
     for (const port of spec.ports ?? []) {
       const key = `${port.protocol}/${port.port}`;
       const owner = portOwners.get(key);
       if (owner !== undefined) {
-        return refuse(
-          400,
-          "port_conflict",
+        throw new Problem("invalid", "port_conflict",
           `apps '${owner}' and '${spec.name}' both declare ${port.protocol} port ${port.port}; session hosts carry no app name, so the two would be indistinguishable`,
         );
       }
@@ -223,13 +204,13 @@ export function workloadEnv(
   return result;
 }
 
-function normaliseBundle(bundle: CreateSessionBody["bundle"]): Refusal | RunBundle {
+function normaliseBundle(bundle: CreateSessionBody["bundle"]): RunBundle {
   const entry = normaliseRelativePath(bundle.entryRelativePath);
-  if (entry === undefined) return refuse(400, "invalid_bundle", invalidPathMessage(bundle.entryRelativePath));
+  if (entry === undefined) throw new Problem("invalid", "invalid_bundle", invalidPathMessage(bundle.entryRelativePath));
   const files = [];
   for (const file of bundle.files) {
     const relativePath = normaliseRelativePath(file.relativePath);
-    if (relativePath === undefined) return refuse(400, "invalid_bundle", invalidPathMessage(file.relativePath));
+    if (relativePath === undefined) throw new Problem("invalid", "invalid_bundle", invalidPathMessage(file.relativePath));
     files.push({ ...file, relativePath });
   }
   return { entryRelativePath: entry, files };

@@ -68,27 +68,28 @@ export function adoptedStreamBase(now: number): number {
 
 type ChangeListener = () => void;
 
+/** The last snapshot of a watch session's workspace: what a resume starts from. */
+export type Checkpoint = { files: CheckpointFile[]; at: number };
+
 export class Session {
   readonly id: string;
   readonly mode: SessionMode;
   readonly createdAt: Date;
   readonly events: ReplayRing<EventRecord>;
   readonly apps = new Map<string, AppChannel>();
-  /** Retained launch description: resume and app-set changes start from it. */
-  launch: StartSpec;
-  agent: CatalogEntry | undefined;
+  readonly agent: CatalogEntry | undefined;
   status: RunStatus = { kind: "starting" };
   exitedAt: Date | undefined;
-  userStopped = false;
-  /** Fired by a user stop; handed to the backend with the start (see BackendCallbacks). */
-  stopRequested = new AbortController();
-  workload: Workload | undefined;
   subscribers = 0;
   /** When the last subscriber left (or registration); null while anyone watches. */
   idleSince: number | null;
   suspendedAt: number | undefined;
-  checkpoint: { files: CheckpointFile[]; at: number } | undefined;
   readonly reloadBudget: ReloadBudget;
+  #launch: StartSpec;
+  #userStopped = false;
+  #stopRequested = new AbortController();
+  #workload: Workload | undefined;
+  #checkpoint: Checkpoint | undefined;
   readonly #replayBufferBytes: number;
   readonly #firstStreamId: number;
   readonly #listeners = new Set<ChangeListener>();
@@ -100,7 +101,7 @@ export class Session {
     this.id = init.launch.sessionId;
     this.mode = init.launch.mode;
     this.createdAt = init.now;
-    this.launch = init.launch;
+    this.#launch = init.launch;
     this.agent = init.agent;
     this.idleSince = init.now.getTime();
     this.#replayBufferBytes = init.replayBufferBytes;
@@ -116,6 +117,87 @@ export class Session {
 
   get disposed(): boolean {
     return this.#disposed;
+  }
+
+  /** Retained launch description: resume and app-set changes start from it. */
+  get launch(): StartSpec {
+    return this.#launch;
+  }
+
+  /** Set by a DELETE or a shutdown; a workload that ends afterwards ended because of it. */
+  get userStopped(): boolean {
+    return this.#userStopped;
+  }
+
+  /** Fired by a user stop; handed to the backend with the start (see BackendCallbacks). */
+  get stopSignal(): AbortSignal {
+    return this.#stopRequested.signal;
+  }
+
+  /** The live workload, once its start has settled and until it ends or is suspended. */
+  get workload(): Workload | undefined {
+    return this.#workload;
+  }
+
+  get checkpoint(): Checkpoint | undefined {
+    return this.#checkpoint;
+  }
+
+  requestStop(): void {
+    this.#userStopped = true;
+    this.#stopRequested.abort();
+  }
+
+  /** The workload started: it is live until it ends (or a later one replaces it). */
+  attachWorkload(workload: Workload): void {
+    this.#workload = workload;
+    void workload.done.then(() => {
+      if (this.#workload === workload) this.#workload = undefined;
+    });
+  }
+
+  /** The workload was suspended: nothing is live until a resume. */
+  detachWorkload(): void {
+    this.#workload = undefined;
+  }
+
+  recordCheckpoint(files: CheckpointFile[], at: number): void {
+    this.#checkpoint = { files, at };
+  }
+
+  /**
+   * Makes a suspended session startable again: a fresh stop signal, its apps' next runs
+   * triggered by the resume, and the bundle rebuilt from the checkpoint.
+   */
+  prepareResume(checkpoint: Checkpoint): void {
+    this.setNextTrigger("resume");
+    this.#workload = undefined;
+    this.#userStopped = false;
+    this.#stopRequested = new AbortController();
+    const entry = this.#launch.apps[0]?.entryRelativePath || "telo.yaml";
+    this.#launch = {
+      ...this.#launch,
+      bundle: {
+        entryRelativePath: entry,
+        files: checkpoint.files.map((file) => ({ relativePath: file.path, contents: file.content, encoding: file.encoding })),
+      },
+    };
+  }
+
+  /** What triggers the next run of the named apps (all when none are named). */
+  setNextTrigger(trigger: RunTrigger, names: string[] = [...this.apps.keys()]): void {
+    for (const name of names) this.apps.get(name)?.run.setNextTrigger(trigger);
+  }
+
+  /** The app set became `apps`: channels of dropped apps go, the launch description follows. */
+  replaceApps(apps: ResolvedApp[]): void {
+    const kept = new Set(apps.map((app) => app.name));
+    for (const name of [...this.apps.keys()]) if (!kept.has(name)) this.apps.delete(name);
+    this.#launch = { ...this.#launch, apps };
+  }
+
+  removeApps(names: string[]): void {
+    for (const name of names) this.apps.delete(name);
   }
 
   addApp(app: ResolvedApp, trigger: RunTrigger): void {

@@ -1,112 +1,33 @@
 /**
  * The supervisor's side of the internal socket: HTTP/1.1 on a Unix socket (mode 0600) that
- * only the api process of the same pod can reach. Each route validates its message with the
- * shared schemas and answers with the status and body the api relays.
+ * only the api process of the same pod can reach. It serves the route table under
+ * `/internal`: each relayed route's body is validated with the route's schema, its answer is
+ * the route's success status, and a Problem (raised by the core, or here for a message no route
+ * takes) becomes its error answer here.
  */
 import { chmod, mkdir, rm } from "node:fs/promises";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import { dirname } from "node:path";
 import type { Duplex } from "node:stream";
 import * as v from "valibot";
+import { Problem, problemAnswer } from "../contract/problem.ts";
+import { INTERNAL_PREFIX, type RouteSpec, findRoute, matchPath, routes } from "../contract/routes.ts";
 import { CloseCodes } from "../contract/streams.ts";
-import {
-  CreateAppSessionMessageSchema,
-  CreateSessionMessageSchema,
-  INTERNAL_PROTOCOL_VERSION,
-  IO_UPGRADE_PROTOCOL,
-  PROTOCOL_HEADER,
-  ProbeMessageSchema,
-  SetAppsMessageSchema,
-  WorkspaceApplyMessageSchema,
-  parseCursor,
-} from "../internal/protocol.ts";
+import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER, parseCursor } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
-import { metricsSnapshot } from "../metrics/registry.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from "../observability/request-context.ts";
 import { streamEvents } from "./event-stream.ts";
-import type { Outcome, SessionService } from "./session-service.ts";
+import { type RouteInputs, implementations } from "./route-implementations.ts";
+import type { SessionService } from "./session-service.ts";
 import { refuseTerminal, streamTerminal } from "./terminal-stream.ts";
 
 const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+const TERMS_HEADER = "x-telo-accepted-terms";
 
-type RouteContext = { params: string[]; url: URL; body: () => Promise<unknown>; request: IncomingMessage; response: ServerResponse };
-type Route = {
-  method: string;
-  pattern: RegExp;
-  /** Answers with an outcome, or takes the response over (streams) and answers undefined. */
-  handle: (context: RouteContext) => Promise<Outcome | undefined> | Outcome | undefined;
-};
+/** A message the api process should never send: a bug or a mismatched build, answered with 400. */
+const badMessage = (message: string) => new Problem("invalid", "bad_internal_message", message);
 
-class BadMessage extends Error {}
-
-function parsed<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, value);
-  if (!result.success) throw new BadMessage(`invalid internal message: ${v.summarize(result.issues)}`);
-  return result.output;
-}
-
-function routes(service: SessionService): Route[] {
-  const id = "([^/]+)";
-  return [
-    { method: "GET", pattern: /^\/internal\/capabilities$/, handle: () => service.capabilities() },
-    // The console's session list (handlers/console.ts); /v1 has no list route.
-    { method: "GET", pattern: /^\/internal\/sessions$/, handle: () => ({ status: 200, body: { sessions: service.registry.all().map((s) => s.toDocument()) } }) },
-    { method: "POST", pattern: /^\/internal\/probe$/, handle: async ({ body }) => service.probe(parsed(ProbeMessageSchema, await body()).config) },
-    {
-      method: "POST",
-      pattern: /^\/internal\/sessions$/,
-      handle: async ({ body }) => {
-        const message = parsed(CreateSessionMessageSchema, await body());
-        return service.create(message.request, message.acceptedTerms);
-      },
-    },
-    {
-      method: "POST",
-      pattern: new RegExp(`^/internal/apps/${id}/sessions$`),
-      handle: async ({ params, body }) => {
-        const message = parsed(CreateAppSessionMessageSchema, await body());
-        return service.createFromCatalog(params[0]!, message.request, message.acceptedTerms);
-      },
-    },
-    { method: "GET", pattern: new RegExp(`^/internal/sessions/${id}$`), handle: ({ params }) => service.document(params[0]!) },
-    { method: "DELETE", pattern: new RegExp(`^/internal/sessions/${id}$`), handle: ({ params }) => service.stop(params[0]!) },
-    {
-      method: "GET",
-      pattern: new RegExp(`^/internal/sessions/${id}/events$`),
-      handle: ({ params, url, response }) => {
-        const session = service.registry.get(params[0]!);
-        if (!session) return service.document(params[0]!);
-        response.writeHead(200, { "content-type": "text/event-stream", [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION });
-        response.flushHeaders();
-        streamEvents(session, response, parseCursor(url.searchParams.get("after")) ?? 0, service.timings.heartbeatMs);
-        return undefined;
-      },
-    },
-    { method: "GET", pattern: new RegExp(`^/internal/sessions/${id}/workspace$`), handle: ({ params }) => service.workspaceTree(params[0]!) },
-    {
-      method: "POST",
-      pattern: new RegExp(`^/internal/sessions/${id}/workspace$`),
-      handle: async ({ params, body }) => service.workspaceApply(params[0]!, parsed(WorkspaceApplyMessageSchema, await body())),
-    },
-    {
-      method: "GET",
-      pattern: new RegExp(`^/internal/sessions/${id}/workspace/file$`),
-      handle: ({ params, url }) => service.workspaceFile(params[0]!, url.searchParams.get("path") ?? undefined),
-    },
-    {
-      method: "POST",
-      pattern: new RegExp(`^/internal/sessions/${id}/reload$`),
-      handle: ({ params, url }) => service.reload(params[0]!, url.searchParams.get("app") ?? undefined),
-    },
-    {
-      method: "PUT",
-      pattern: new RegExp(`^/internal/sessions/${id}/apps$`),
-      handle: async ({ params, body }) => service.setApps(params[0]!, parsed(SetAppsMessageSchema, await body())),
-    },
-    { method: "POST", pattern: new RegExp(`^/internal/sessions/${id}/resume$`), handle: ({ params }) => service.resume(params[0]!) },
-    { method: "GET", pattern: /^\/internal\/metrics$/, handle: async () => ({ status: 200, body: await metricsSnapshot() }) },
-  ];
-}
+type Answer = { status: number; body?: unknown };
 
 function readJson(request: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -115,7 +36,7 @@ function readJson(request: IncomingMessage): Promise<unknown> {
     request.on("data", (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > MAX_MESSAGE_BYTES) {
-        reject(new BadMessage("internal message too large"));
+        reject(badMessage("internal message too large"));
         request.destroy();
         return;
       }
@@ -125,14 +46,27 @@ function readJson(request: IncomingMessage): Promise<unknown> {
       try {
         resolve(chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8")));
       } catch {
-        reject(new BadMessage("internal message is not JSON"));
+        reject(badMessage("internal message is not JSON"));
       }
     });
     request.on("error", reject);
   });
 }
 
-function answer(response: ServerResponse, outcome: Outcome): void {
+/** The route's input from the request: parameters, pass-through query, validated body, terms. */
+async function inputOf(spec: RouteSpec, params: Record<string, string>, url: URL, request: IncomingMessage): Promise<RouteInputs> {
+  let body: unknown;
+  if (spec.body) {
+    const result = v.safeParse(spec.body, await readJson(request));
+    if (!result.success) throw badMessage(`invalid internal message: ${v.summarize(result.issues)}`);
+    body = result.output;
+  }
+  const query = Object.fromEntries((spec.query ?? []).map((name) => [name, url.searchParams.get(name) ?? undefined]));
+  const terms = request.headers[TERMS_HEADER];
+  return { params, query, body, acceptedTerms: spec.terms && typeof terms === "string" ? terms : undefined };
+}
+
+function answer(response: ServerResponse, outcome: Answer): void {
   const headers: Record<string, string> = { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION };
   if (outcome.body === undefined) {
     response.writeHead(outcome.status, headers).end();
@@ -144,6 +78,43 @@ function answer(response: ServerResponse, outcome: Outcome): void {
     .end(payload);
 }
 
+/** The terminal: an upgrade to the framed byte stream of one app (see io-frames.ts). */
+function serveTerminal(service: SessionService, request: IncomingMessage, socket: Duplex): void {
+  const url = new URL(request.url ?? "/", "http://supervisor");
+  const params = matchPath(INTERNAL_PREFIX, routes.sessionIo, url.pathname);
+  if (!params || request.headers.upgrade !== IO_UPGRADE_PROTOCOL || request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
+    socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    return;
+  }
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${IO_UPGRADE_PROTOCOL}\r\n${PROTOCOL_HEADER}: ${INTERNAL_PROTOCOL_VERSION}\r\n\r\n`,
+  );
+  const session = service.registry.get(params.id ?? "");
+  if (!session) return refuseTerminal(socket, CloseCodes.notFound, "session not found");
+  const appName = url.searchParams.get("app");
+  const app = appName !== null ? session.apps.get(appName) : session.soleApp;
+  if (!app) {
+    const reason = appName !== null ? `session runs no app named '${appName}'` : `session runs ${session.apps.size} apps — ?app= is required`;
+    return refuseTerminal(socket, CloseCodes.notFound, reason);
+  }
+  streamTerminal(session, app, socket, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
+}
+
+/** Listens on the socket path, owner-only (mode 0600). */
+async function listenOnSocket(server: Server, socketPath: string): Promise<void> {
+  await mkdir(dirname(socketPath), { recursive: true, mode: 0o700 });
+  // A socket file left by a previous supervisor would make listen fail with EADDRINUSE.
+  await rm(socketPath, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(socketPath, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  await chmod(socketPath, 0o600);
+}
+
 export type InternalServer = { server: Server; close(): Promise<void> };
 
 export async function startInternalServer(options: {
@@ -152,66 +123,56 @@ export async function startInternalServer(options: {
   log: Logger;
 }): Promise<InternalServer> {
   const { service, log } = options;
-  const table = routes(service);
+  const handlers = implementations(service);
+
+  /** The SSE stream: taken over here, since its answer is a stream rather than JSON. */
+  const serveEvents = (id: string, url: URL, response: ServerResponse) => {
+    const session = service.session(id);
+    response.writeHead(200, { "content-type": "text/event-stream", [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION });
+    response.flushHeaders();
+    streamEvents(session, response, parseCursor(url.searchParams.get(EVENTS_AFTER_QUERY)) ?? 0, service.timings.heartbeatMs);
+  };
+
+  const dispatch = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<Answer | undefined> => {
+    const found = findRoute(INTERNAL_PREFIX, request.method ?? "", url.pathname, ["relayed", "internal", "events"]);
+    if (!found) throw new Problem("not_found", "no_such_internal_route", `${request.method} ${url.pathname}`);
+    const [name, params] = found;
+    if (name === "sessionEvents") {
+      serveEvents(params.id ?? "", url, response);
+      return undefined;
+    }
+    const spec = routes[name];
+    const handler = handlers[name as keyof typeof handlers] as (input: RouteInputs) => unknown;
+    const result = await handler(await inputOf(spec, params, url, request));
+    return spec.status === 204 ? { status: 204 } : { status: spec.status, body: result };
+  };
 
   // Each request is served under the api's request id, so the lines it causes name it.
   const server = createServer((request, response) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => {
     const url = new URL(request.url ?? "/", "http://supervisor");
     log.debug("internal request", { method: request.method, path: url.pathname });
     if (request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
-      return answer(response, {
-        status: 400,
-        body: { error: "internal_protocol_mismatch", message: `the supervisor speaks internal protocol ${INTERNAL_PROTOCOL_VERSION}` },
-      });
+      const mismatch = `the supervisor speaks internal protocol ${INTERNAL_PROTOCOL_VERSION}`;
+      return answer(response, problemAnswer(new Problem("invalid", "internal_protocol_mismatch", mismatch)));
     }
-    const route = table.find((candidate) => candidate.method === request.method && candidate.pattern.test(url.pathname));
-    if (!route) return answer(response, { status: 404, body: { error: "no_such_internal_route", message: `${request.method} ${url.pathname}` } });
-    const params = (route.pattern.exec(url.pathname) ?? []).slice(1).map((part) => decodeURIComponent(part));
-    Promise.resolve()
-      .then(() => route.handle({ params, url, body: () => readJson(request), request, response }))
+    dispatch(request, response, url)
       .then((outcome) => outcome && answer(response, outcome))
       .catch((error: unknown) => {
-        if (error instanceof BadMessage) return answer(response, { status: 400, body: { error: "bad_internal_message", message: error.message } });
+        if (error instanceof Problem) return answer(response, problemAnswer(error));
         log.error("internal route failed", { path: url.pathname, error });
-        if (!response.headersSent) answer(response, { status: 500, body: { statusCode: 500, error: "Internal Server Error", message: "internal error" } });
+        if (!response.headersSent) answer(response, problemAnswer(new Problem("internal", "internal", "internal error")));
         else response.destroy();
       });
   }));
 
-  server.on("upgrade", (request: IncomingMessage, socket: Duplex) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => {
-    const url = new URL(request.url ?? "/", "http://supervisor");
-    log.debug("internal request", { method: "UPGRADE", path: url.pathname });
-    const match = /^\/internal\/sessions\/([^/]+)\/io$/.exec(url.pathname);
-    if (!match || request.headers.upgrade !== IO_UPGRADE_PROTOCOL || request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
-      socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
-      return;
-    }
-    socket.write(
-      `HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${IO_UPGRADE_PROTOCOL}\r\n${PROTOCOL_HEADER}: ${INTERNAL_PROTOCOL_VERSION}\r\n\r\n`,
-    );
-    const session = service.registry.get(decodeURIComponent(match[1]!));
-    if (!session) return refuseTerminal(socket, CloseCodes.notFound, "session not found");
-    const appName = url.searchParams.get("app");
-    const app = appName !== null ? session.apps.get(appName) : session.soleApp;
-    if (!app) {
-      const reason = appName !== null ? `session runs no app named '${appName}'` : `session runs ${session.apps.size} apps — ?app= is required`;
-      return refuseTerminal(socket, CloseCodes.notFound, reason);
-    }
-    streamTerminal(session, app, socket, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
-  }));
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex) =>
+    withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => {
+      log.debug("internal request", { method: "UPGRADE", path: request.url });
+      serveTerminal(service, request, socket);
+    }),
+  );
 
-  await mkdir(dirname(options.socketPath), { recursive: true, mode: 0o700 });
-  // A socket file left by a previous supervisor would make listen fail with EADDRINUSE.
-  await rm(options.socketPath, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.socketPath, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  await chmod(options.socketPath, 0o600);
-
+  await listenOnSocket(server, options.socketPath);
   return {
     server,
     close: () =>

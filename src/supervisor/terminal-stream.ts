@@ -1,9 +1,8 @@
 /**
  * Serves one app's byte channel (contract.md §6) over an upgraded internal connection. The
- * api process relays the frames to its WebSocket client unchanged. Like the event stream,
- * the follower is a cursor into the app's replay buffer, so replay and live bytes take the
- * same path: nothing is lost or duplicated between snapshot and subscription, and a slow
- * client costs no memory beyond the shared buffer.
+ * api process relays the frames to its WebSocket client unchanged. Like the event stream, it
+ * is a follower of a replay ring (ring-follower.ts), so replay and live bytes take the same
+ * path: nothing is lost or duplicated between snapshot and subscription.
  */
 import type { Duplex } from "node:stream";
 import * as v from "valibot";
@@ -11,6 +10,7 @@ import { CloseCodes, encodeByteFrame } from "../contract/streams.ts";
 import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "../internal/io-frames.ts";
 import { terminalBytesRelayed } from "../metrics/figures.ts";
 import type { AppChannel, Session } from "../sessions/session.ts";
+import { followRing } from "./ring-follower.ts";
 
 const MAX_TERMINAL_SIZE = 10_000;
 
@@ -33,74 +33,37 @@ export function streamTerminal(
     return refuseTerminal(socket, CloseCodes.terminalNothingToReplay, "session terminal, nothing to replay");
   }
 
-  let cursor = lastSeq;
-  let finished = false;
-  let awaitingDrain = false;
   session.addSubscriber();
-
   const send = (frame: IoFrame) => socket.write(encodeFrame(frame));
-  const finish = (close?: { code: number; reason: string }) => {
-    if (finished) return;
-    finished = true;
-    unsubscribe();
-    clearTimeout(resizeTimer);
-    session.removeSubscriber(Date.now());
-    if (close && !socket.writableEnded) socket.end(encodeFrame({ kind: FrameKind.close, ...close }));
-    else if (!socket.destroyed) socket.destroy();
-  };
+  const onControl = controlHandler(session, app, send, resizeThrottleMs);
+  /** How the follow ends: with a close frame, or (the api went away) by destroying the socket. */
+  let close: { code: number; reason: string } | undefined;
 
-  const pump = () => {
-    if (finished || awaitingDrain) return;
-    if (session.disposed) return finish({ code: CloseCodes.notFound, reason: "session not found" });
-    if (bytes.hasGapAfter(cursor)) {
-      send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) });
-      cursor = bytes.oldestId - 1;
-    }
-    while (cursor + 1 < bytes.nextId) {
-      cursor += 1;
-      const chunk = bytes.get(cursor);
-      if (!chunk) continue;
+  send({ kind: FrameKind.text, text: JSON.stringify({ type: "seq", seq: lastSeq, app: app.name, io: app.io }) });
+  const follow = followRing(session, bytes, lastSeq, {
+    socket,
+    write: (seq, chunk) => {
       terminalBytesRelayed("out", chunk.bytes.byteLength);
-      if (!send({ kind: FrameKind.binary, bytes: encodeByteFrame(cursor, chunk.tag, chunk.bytes) })) {
-        awaitingDrain = true;
-        socket.once("drain", () => {
-          awaitingDrain = false;
-          pump();
-        });
-        return;
-      }
-    }
+      return send({ kind: FrameKind.binary, bytes: encodeByteFrame(seq, chunk.tag, chunk.bytes) }) ? "more" : "drain";
+    },
+    gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
+    stopBefore: () => {
+      if (session.disposed) close = { code: CloseCodes.notFound, reason: "session not found" };
+      return session.disposed;
+    },
     // Everything pushed before the terminal status has been sent: now the close.
-    if (session.terminal) finish({ code: CloseCodes.normal, reason: "session terminal" });
-  };
-
-  let pendingResize: { cols: number; rows: number } | undefined;
-  let resizeTimer: NodeJS.Timeout | undefined;
-  const flushResize = () => {
-    resizeTimer = undefined;
-    if (pendingResize) session.workload?.resize(app.name, pendingResize.cols, pendingResize.rows);
-    pendingResize = undefined;
-  };
-
-  const onControl = (text: string) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return;
-    }
-    const control = v.safeParse(ControlFrameSchema, parsed);
-    if (!control.success || control.output.type !== "resize") return;
-    if (app.io === "streams") {
-      send({ kind: FrameKind.text, text: JSON.stringify({ type: "error", error: "resize_unsupported", io: "streams" }) });
-      return;
-    }
-    const cols = terminalDimension(control.output.cols);
-    const rows = terminalDimension(control.output.rows);
-    if (cols === undefined || rows === undefined) return;
-    pendingResize = { cols, rows };
-    resizeTimer ??= setTimeout(flushResize, resizeThrottleMs);
-  };
+    doneWhenCaughtUp: () => {
+      if (session.terminal) close = { code: CloseCodes.normal, reason: "session terminal" };
+      return session.terminal;
+    },
+    end: () => {
+      onControl.cancel();
+      session.removeSubscriber(Date.now());
+      if (close && !socket.writableEnded) socket.end(encodeFrame({ kind: FrameKind.close, ...close }));
+      else if (!socket.destroyed) socket.destroy();
+    },
+  });
+  const finish = follow.stop;
 
   const decoder = new FrameDecoder();
   socket.on("data", (chunk: Buffer) => {
@@ -118,7 +81,7 @@ export function streamTerminal(
           session.workload.writeStdin(app.name, frame.bytes);
         }
       } else if (frame.kind === FrameKind.text) {
-        onControl(frame.text);
+        onControl.handle(frame.text);
       } else {
         return finish();
       }
@@ -128,10 +91,44 @@ export function streamTerminal(
   socket.on("end", () => finish());
   socket.on("close", () => finish());
   socket.on("error", () => finish());
+}
 
-  const unsubscribe = session.onChange(pump);
-  send({ kind: FrameKind.text, text: JSON.stringify({ type: "seq", seq: lastSeq, app: app.name, io: app.io }) });
-  pump();
+/**
+ * The client's control frames: resizes, coalesced to one per throttle window (contract.md
+ * §6.3), refused with an error frame on a streams app; anything else is ignored.
+ */
+function controlHandler(session: Session, app: AppChannel, send: (frame: IoFrame) => boolean, throttleMs: number) {
+  let pendingResize: { cols: number; rows: number } | undefined;
+  let resizeTimer: NodeJS.Timeout | undefined;
+  const flushResize = () => {
+    resizeTimer = undefined;
+    if (pendingResize) session.workload?.resize(app.name, pendingResize.cols, pendingResize.rows);
+    pendingResize = undefined;
+  };
+  return {
+    handle(text: string): void {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return;
+      }
+      const control = v.safeParse(ControlFrameSchema, parsed);
+      if (!control.success || control.output.type !== "resize") return;
+      if (app.io === "streams") {
+        send({ kind: FrameKind.text, text: JSON.stringify({ type: "error", error: "resize_unsupported", io: "streams" }) });
+        return;
+      }
+      const cols = terminalDimension(control.output.cols);
+      const rows = terminalDimension(control.output.rows);
+      if (cols === undefined || rows === undefined) return;
+      pendingResize = { cols, rows };
+      resizeTimer ??= setTimeout(flushResize, throttleMs);
+    },
+    cancel(): void {
+      clearTimeout(resizeTimer);
+    },
+  };
 }
 
 /** Number(), finite, floored, at least 1, clamped to 10,000; else undefined (frame ignored). */

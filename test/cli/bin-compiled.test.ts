@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { REPO_ROOT } from "../deploy/render.ts";
-import { freePort } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 
 let scratch: string;
 

@@ -7,8 +7,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../support/processes.ts";
-import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { freePort } from "../support/ports.ts";
+import { type KubeRunner, startKubeRunner } from "../support/kube-runner.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { listSessions } from "../../src/cli/list-sessions.ts";
 import { jsonLines, runCli, startCli } from "./cli-process.ts";
 
@@ -102,7 +103,7 @@ describe("k8s-runner run", () => {
 
 describe("k8s-runner on existing sessions", () => {
   it("lists sessions and stops one", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "run-ms": 600_000 }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "run-ms": 600_000 } }));
     const listed = await runCli(["sessions", "--json"], { url: runner.baseUrl });
     expect(listed.code).toBe(0);
     const { sessions } = JSON.parse(listed.stdout) as { sessions: Array<{ sessionId: string }> };
@@ -117,7 +118,7 @@ describe("k8s-runner on existing sessions", () => {
   });
 
   it("logs prints an ended session's output and exits 0", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ output: "kept output\n", "exit-code": 4 }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { output: "kept output\n", "exit-code": 4 } }));
     await expect.poll(async () => (await runner.client.getSession(sessionId)).status.kind, WAIT).toBe("failed");
     const printed = await runCli(["logs", sessionId], { url: runner.baseUrl });
     expect(printed).toMatchObject({ code: 0, stderr: "" });
@@ -126,7 +127,7 @@ describe("k8s-runner on existing sessions", () => {
 
   it("attach forwards stdin from running on and exits with the app's code", async () => {
     // Still starting when the CLI attaches: stdin sent now would be dropped by the runner.
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "start-delay-ms": 5000 }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "start-delay-ms": 5000 } }));
     const result = await runCli(["attach", sessionId], { url: runner.baseUrl, stdin: "typed\r\x04" });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("typed");

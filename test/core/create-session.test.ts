@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
-import { type RunnerUnderTest, sessionBody, startRunner } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { framesUntilText, textOf } from "../support/streams.ts";
 
 async function post(runner: RunnerUnderTest, path: string, body: unknown, headers: Record<string, string> = {}) {
@@ -45,7 +46,7 @@ describe("POST /v1/sessions", () => {
   afterAll(() => runner.close());
 
   it("answers 201 at once with the session's id, stream URL and creation time", async () => {
-    const { status, body } = await post(runner, "/v1/sessions", sessionBody({}, { startDelayMs: 500 }));
+    const { status, body } = await post(runner, "/v1/sessions", sessionBody({ script: { startDelayMs: 500 } }));
     expect(status).toBe(201);
     expect(body.sessionId).toMatch(/^[a-z2-7]{12}$/);
     expect(body.streamUrl).toBe(`/v1/sessions/${body.sessionId}/events`);
@@ -152,17 +153,17 @@ describe("POST /v1/sessions", () => {
 
   it("forwards TELO_REGISTRY_URL by precedence and never TELO_CACHE_DIR or the runner's env", async () => {
     const fromEnv = await runner.client.createSession(
-      sessionBody({ env: { TELO_REGISTRY_URL: "https://from-env", TELO_CACHE_DIR: "/evil", OTHER: "kept" }, config: { image: "i", pullPolicy: "missing", registryUrl: "https://from-config" } }),
+      sessionBody({}, { env: { TELO_REGISTRY_URL: "https://from-env", TELO_CACHE_DIR: "/evil", OTHER: "kept" }, config: { image: "i", pullPolicy: "missing", registryUrl: "https://from-config" } }),
     );
     expect(await workloadEnvValue(runner.client, fromEnv.sessionId, "TELO_REGISTRY_URL")).toBe("https://from-env");
     expect(await workloadEnvValue(runner.client, fromEnv.sessionId, "TELO_CACHE_DIR")).toBe("<unset>");
     expect(await workloadEnvValue(runner.client, fromEnv.sessionId, "OTHER")).toBe("kept");
     expect(await workloadEnvValue(runner.client, fromEnv.sessionId, "RUNNER_SECRET_OF_THE_RUNNER")).toBe("<unset>");
 
-    const fromConfig = await runner.client.createSession(sessionBody({ config: { image: "i", pullPolicy: "missing", registryUrl: "  https://from-config  " } }));
+    const fromConfig = await runner.client.createSession(sessionBody({}, { config: { image: "i", pullPolicy: "missing", registryUrl: "  https://from-config  " } }));
     expect(await workloadEnvValue(runner.client, fromConfig.sessionId, "TELO_REGISTRY_URL")).toBe("https://from-config");
 
-    const blank = await runner.client.createSession(sessionBody({ config: { image: "i", pullPolicy: "missing", registryUrl: "   " } }));
+    const blank = await runner.client.createSession(sessionBody({}, { config: { image: "i", pullPolicy: "missing", registryUrl: "   " } }));
     expect(await workloadEnvValue(runner.client, blank.sessionId, "TELO_REGISTRY_URL")).toBe("https://runner-default.example");
   });
 

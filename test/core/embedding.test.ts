@@ -8,7 +8,8 @@ import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient, SupervisorClient, createRunnerRoutes } from "../../src/index.ts";
-import { type RunnerUnderTest, sessionBody, startRunner } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { framesUntilText, textOf } from "../support/streams.ts";
 
 describe("embedding the routes", () => {

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerError } from "../../src/client/index.ts";
-import { type RunnerUnderTest, sessionBody, startRunner } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { eventsOf, eventsUntil, isStatus } from "../support/streams.ts";
 
 describe("lifecycle", () => {
@@ -26,7 +27,7 @@ describe("lifecycle", () => {
   const liveIds: string[] = [];
 
   it("reports a start failure only on the stream, with its stage", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({}, { startError: { stage: "create", message: "no such image" } }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { startError: { stage: "create", message: "no such image" } } }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     expect(events).toEqual([{ type: "status", status: { kind: "failed", message: "create: no such image" } }]);
     const document = await runner.client.getSession(sessionId);
@@ -45,14 +46,14 @@ describe("lifecycle", () => {
   });
 
   it("stops a workload that materialises after a DELETE during its start", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({}, { startDelayMs: 400 }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { startDelayMs: 400 } }));
     await runner.client.deleteSession(sessionId);
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     expect(events.at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
   });
 
   it("answers 500 stop_failed when the backend cannot stop", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({}, { stopError: "cluster said no" }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { stopError: "cluster said no" } }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const response = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}`, { method: "DELETE" });
     expect(response.status).toBe(500);
@@ -122,7 +123,7 @@ describe("lifecycle", () => {
   });
 
   it("projects run outcomes from debug frames of a run session with inspect", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({ inspect: true }));
+    const { sessionId } = await runner.client.createSession(sessionBody({}, { inspect: true }));
     liveIds.push(sessionId);
     const terminal = runner.client.terminal(sessionId);
     const frame = (event: string, payload?: unknown) => JSON.stringify({ kind: "event", timestamp: "2026-01-01T00:00:00Z", event, payload });
@@ -155,7 +156,7 @@ describe("lifecycle", () => {
   });
 
   it("applies endpoint changes to the session document before announcing them", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({ ports: [{ port: 3000, protocol: "tcp" }] }));
+    const { sessionId } = await runner.client.createSession(sessionBody({}, { ports: [{ port: 3000, protocol: "tcp" }] }));
     liveIds.push(sessionId);
     const terminal = runner.client.terminal(sessionId);
     await terminal.send(`!endpoints ${JSON.stringify({ added: [{ host: "", port: 4000, protocol: "tcp" }], removed: [{ host: "", port: 3000, protocol: "tcp" }] })}\n`);

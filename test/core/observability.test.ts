@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type RunnerUnderTest, sessionBody, startRunner, waitFor } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
+import { waitFor } from "../support/wait.ts";
 import { type Sample, scrape, valueOf } from "../support/metrics.ts";
 import { eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 
@@ -36,11 +38,11 @@ describe("logs and metrics", () => {
 
   it("starts a session carrying secrets and a request id; the id is echoed", async () => {
     const body = sessionBody(
+      { script: { progress: [{ phase: "provision", message: "placing the pod" }] } },
       {
         env: { API_KEY: ENV_SECRET },
         bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: `kind: Telo.Application\n# ${BUNDLE_SECRET}\n` }] },
       },
-      { progress: [{ phase: "provision", message: "placing the pod" }] },
     );
     const response = await fetch(`${runner.baseUrl}/v1/sessions`, {
       method: "POST",
@@ -72,10 +74,10 @@ describe("logs and metrics", () => {
         // held open until aborted
       }
     })().catch(() => undefined);
-    await waitFor(async () => valueOf(await scrape(runner.baseUrl), "runner_sse_subscribers", supervisor) >= 1 || undefined, "an SSE subscriber");
+    await waitFor("an SSE subscriber", async () => valueOf(await scrape(runner.baseUrl), "runner_sse_subscribers", supervisor) >= 1 || undefined);
     abort.abort();
     await follow;
-    await waitFor(async () => valueOf(await scrape(runner.baseUrl), "runner_sse_subscribers", supervisor) === 0 || undefined, "no SSE subscriber");
+    await waitFor("no SSE subscriber", async () => valueOf(await scrape(runner.baseUrl), "runner_sse_subscribers", supervisor) === 0 || undefined);
 
     const terminal = runner.client.terminal(sessionId);
     await terminal.send("metered\r");
@@ -91,8 +93,8 @@ describe("logs and metrics", () => {
     await new Promise((resolve, reject) => socket.once("message", resolve).once("error", reject));
     socket.close();
     await waitFor(
-      () => lines(runner.stderr().supervisor).some((line) => line.requestId === "req-terminal-1" && line.path === `/internal/sessions/${sessionId}/io`) || undefined,
       "the supervisor's line for the terminal upgrade",
+      () => lines(runner.stderr().supervisor).some((line) => line.requestId === "req-terminal-1" && line.path === `/internal/sessions/${sessionId}/io`) || undefined,
     );
   });
 
@@ -111,10 +113,10 @@ describe("logs and metrics", () => {
 
   it("carries the request id into both processes' lines, and the session id on session lines", async () => {
     const api = lines(runner.stderr().api);
-    const supervisorLines = await waitFor(() => {
+    const supervisorLines = await waitFor("the supervisor's stopped line", () => {
       const parsed = lines(runner.stderr().supervisor);
       return parsed.some((line) => line.message === "session status" && line.sessionId === sessionId && line.status === "stopped") ? parsed : undefined;
-    }, "the supervisor's stopped line");
+    });
     expect(api).toContainEqual(
       expect.objectContaining({ component: "api", message: "request", method: "POST", path: "/v1/sessions", status: 201, requestId: REQUEST_ID }),
     );

@@ -3,7 +3,8 @@
  * supervisor is answered with 503 at once rather than a hang (ARCHITECTURE.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunnerUnderTest, sessionBody, startRunner } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { eventsOf, eventsUntil, framesUntilText, textOf } from "../support/streams.ts";
 
 describe("process failures", () => {
@@ -14,7 +15,7 @@ describe("process failures", () => {
   afterAll(() => runner.close());
 
   it("loses nothing when the api process is killed: a new one serves the same sessions and history", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({}, { output: "before the crash\r\n" }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { output: "before the crash\r\n" } }));
     const before = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "status"));
     await runner.stopApi("SIGKILL");
     await runner.startApi();

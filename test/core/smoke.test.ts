@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunnerUnderTest, sessionBody, startRunner } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
 
 describe("smoke", () => {
   let runner: RunnerUnderTest;
@@ -9,7 +10,7 @@ describe("smoke", () => {
   afterAll(() => runner.close());
 
   it("creates a session, streams, echoes, exits", async () => {
-    const created = await runner.client.createSession(sessionBody({}, { output: "hello\r\n" }));
+    const created = await runner.client.createSession(sessionBody({ script: { output: "hello\r\n" } }));
     const terminal = runner.client.terminal(created.sessionId);
     const seen: string[] = [];
     await terminal.send("hi there\n!exit 3\n");

@@ -3,7 +3,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "undici";
-import { type RunnerUnderTest, sessionBody, startRunner, waitFor } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
+import { waitFor } from "../support/wait.ts";
 import { eventsOf, eventsUntil, framesToClose, framesUntilText, textOf } from "../support/streams.ts";
 
 describe("SSE and WebSocket", () => {
@@ -15,7 +17,7 @@ describe("SSE and WebSocket", () => {
 
   it("streams events with ids, names and the whole event as data, then ends after the terminal status", async () => {
     const { sessionId } = await runner.client.createSession(
-      sessionBody({}, { progress: [{ phase: "provision", message: "Scheduling" }], exitAfterMs: 100, exitCode: 0 }),
+      sessionBody({ script: { progress: [{ phase: "provision", message: "Scheduling" }], exitAfterMs: 100, exitCode: 0 } }),
     );
     const response = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events`, { headers: { origin: "https://editor.example" } });
     expect(response.status).toBe(200);
@@ -30,7 +32,7 @@ describe("SSE and WebSocket", () => {
   });
 
   it("resumes after Last-Event-ID (which wins over ?lastEventId) and replays to a late reader", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({}, { exitAfterMs: 50 }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { exitAfterMs: 50 } }));
     const all = eventsOf(await eventsUntil(runner.client, sessionId));
     expect(all.map((event) => event.type)).toEqual(["status", "status"]);
     const fromHeader = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events?lastEventId=0`, { headers: { "last-event-id": "1" } });
@@ -54,14 +56,20 @@ describe("SSE and WebSocket", () => {
     const { sessionId } = await runner.client.createSession(sessionBody());
     const response = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events`);
     const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
     let text = "";
-    while (!text.includes(": heartbeat\n\n")) text += new TextDecoder().decode((await reader.read()).value);
+    // Read until a heartbeat arrives or the stream ends; an ended stream fails the test at once.
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      text += decoder.decode(chunk.value, { stream: true });
+      if (text.includes(": heartbeat\n\n")) break;
+    }
     await reader.cancel();
     await runner.client.deleteSession(sessionId);
+    expect(text).toContain(": heartbeat\n\n");
   });
 
   it("echoes stdin, replays with seqs and honours ?lastSeq", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({}, { output: "ready\r\n" }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { output: "ready\r\n" } }));
     const first = runner.client.terminal(sessionId);
     await first.send("one\ntwo\n");
     const frames = await framesUntilText(first, "two");
@@ -160,7 +168,7 @@ describe("SSE and WebSocket", () => {
     await response.body!.getReader().read();
     controller.abort();
     // The runner is still healthy and the session still answers.
-    await waitFor(async () => (await runner.client.getSession(sessionId)).status.kind === "running" || undefined, "session");
+    await waitFor("session", async () => (await runner.client.getSession(sessionId)).status.kind === "running" || undefined);
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
   });

@@ -4,7 +4,9 @@
  * §3.9, §8).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunnerUnderTest, sessionBody, startRunner, waitFor } from "../support/processes.ts";
+import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
+import { waitFor } from "../support/wait.ts";
 import { eventsOf, eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 
 async function call(runner: RunnerUnderTest, method: string, path: string, body?: unknown) {
@@ -17,7 +19,7 @@ async function call(runner: RunnerUnderTest, method: string, path: string, body?
 }
 
 const watchBody = (overrides: Record<string, unknown> = {}, script: Record<string, unknown> = {}) =>
-  sessionBody({ mode: "watch", ...overrides }, script);
+  sessionBody({ script: script }, { mode: "watch", ...overrides });
 
 describe("watch sessions", () => {
   let runner: RunnerUnderTest;
@@ -171,12 +173,16 @@ describe("watch sessions", () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
     terminal.close();
-    await waitFor(async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined, "the idle session to suspend");
+    await waitFor("the idle session to suspend", async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined);
     const suspended = await runner.client.getSession(sessionId);
     expect(suspended.exitedAt).toBeUndefined();
     // Stdin is dropped and no workspace is live while suspended.
     expect((await call(runner, "GET", `/v1/sessions/${sessionId}/workspace`)).body).toEqual({ error: "not_running", message: "session has no live workspace" });
 
+    // A terminal held open from here on keeps the resumed session watched, so the 1 s idle
+    // window cannot suspend it again before the last check (its first frame: registered).
+    const watcher = runner.client.terminal(sessionId);
+    await watcher.frames().next();
     expect(await runner.client.resume(sessionId)).toEqual({ sessionId });
     let resumed = false;
     const events = eventsOf(
@@ -192,12 +198,13 @@ describe("watch sessions", () => {
       "running",
     ]);
     expect(await runner.client.workspaceFile(sessionId, "kept.txt")).toEqual({ content: "still here", size: 10 });
+    watcher.close();
     await runner.client.deleteSession(sessionId);
   });
 
   it("ends a suspended session on DELETE: it can no longer be resumed", async () => {
     const { sessionId } = await runner.client.createSession(watchBody());
-    await waitFor(async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined, "the idle session to suspend");
+    await waitFor("the idle session to suspend", async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined);
     await runner.client.deleteSession(sessionId);
     const document = await runner.client.getSession(sessionId);
     expect(document.status).toEqual({ kind: "stopped" });

@@ -5,7 +5,8 @@
  * With the calls the source can make (source-calls.ts), every granted permission must be used.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { type KubeRunner, startKubeRunner } from "../support/kube-runner.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 import { requestsNotAllowedBy, rulesForServiceAccount, rulesNotExercised, type ApiRequest } from "./rbac.ts";
 import { containerEnv, render, runnerDeployment, type K8sObject } from "./render.ts";
@@ -65,7 +66,7 @@ function driveRunner(
     await runner.startSupervisor();
 
     const { sessionId } = await runner.client.createSession(
-      kubeSessionBody({ listen: true }, { ports: [{ port: 3000, protocol: "tcp" }] }),
+      sessionBody({ simulate: { listen: true } }, { ports: [{ port: 3000, protocol: "tcp" }] }),
     );
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const terminal = runner.client.terminal(sessionId);
@@ -75,7 +76,7 @@ function driveRunner(
     await runner.client.deleteSession(sessionId);
     await eventsUntil(runner.client, sessionId);
 
-    const failing = await runner.client.createSession(kubeSessionBody({ output: "bad\n", "exit-code": 3, "run-ms": 100 }));
+    const failing = await runner.client.createSession(sessionBody({ simulate: { output: "bad\n", "exit-code": 3, "run-ms": 100 } }));
     await eventsUntil(runner.client, failing.sessionId);
     await runner.client.probe({ image: "telorun/node:latest-slim", pullPolicy: "missing" });
     await more(runner);

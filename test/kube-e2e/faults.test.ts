@@ -3,8 +3,9 @@
  * processes killed under live sessions (issue #4, "What must be true").
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../support/processes.ts";
-import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { waitFor } from "../support/wait.ts";
+import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
 describe("faults", () => {
@@ -19,13 +20,13 @@ describe("faults", () => {
   });
 
   const running = async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     return sessionId;
   };
   const stopAndWaitGone = async (sessionId: string) => {
     await runner.client.deleteSession(sessionId);
-    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   };
 
   it("keeps following pods after every watch is dropped", async () => {
@@ -47,7 +48,7 @@ describe("faults", () => {
 
   it("fails the start, summarised, when the API answers 500 to the pod create", async () => {
     runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500 });
-    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    const { sessionId } = await runner.client.createSession(sessionBody());
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end).toEqual({
       type: "status",
@@ -95,7 +96,7 @@ describe("faults", () => {
         seen.push("gap" in item ? "gap" : item.event.type === "status" ? `status:${item.event.status.kind}` : item.event.type);
       }
     })();
-    await waitFor(() => seen.includes("status:running") || undefined, "the reader to catch up");
+    await waitFor("the reader to catch up", () => seen.includes("status:running") || undefined);
 
     await runner.stopSupervisor("SIGKILL");
     expect(await terminal.closed).toEqual({ code: 1011, reason: "supervisor unavailable" });
@@ -135,7 +136,7 @@ describe("faults", () => {
     });
     await runner.stopSupervisor();
     await runner.startSupervisor();
-    await waitFor(async () => !(await runner.sessionPods()).includes("stray") || undefined, "the stray pod to be reaped");
+    await waitFor("the stray pod to be reaped", async () => !(await runner.sessionPods()).includes("stray") || undefined);
   });
 });
 
@@ -148,14 +149,14 @@ describe("Kubernetes API cost", () => {
 
   it("makes at most 6 API requests per session start in the plainest configuration", async () => {
     // One session first, so the cost measured is a session's and not the first connection's.
-    const warm = await runner.client.createSession(kubeSessionBody());
+    const warm = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, warm.sessionId, isStatus("running"));
     // The attach is the last call of a start: once it is open, that start is fully counted.
-    await waitFor(() => runner.sim.counters().attachSessions === 1 || undefined, "the first attach");
+    await waitFor("the first attach", () => runner.sim.counters().attachSessions === 1 || undefined);
     runner.sim.resetCounters();
-    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
-    await waitFor(() => runner.sim.counters().attachSessions === 2 || undefined, "the second attach");
+    await waitFor("the second attach", () => runner.sim.counters().attachSessions === 2 || undefined);
     const requests = runner.sim.counters().requests;
     const total = Object.values(requests).reduce((sum, count) => sum + count, 0);
     expect(requests).toEqual({ "create pods": 1, "get pods/attach": 1 });
@@ -164,10 +165,10 @@ describe("Kubernetes API cost", () => {
   });
 
   it("holds one pod watch in total with 100 live sessions", async () => {
-    const ids = await Promise.all(Array.from({ length: 100 }, async () => (await runner.client.createSession(kubeSessionBody())).sessionId));
+    const ids = await Promise.all(Array.from({ length: 100 }, async () => (await runner.client.createSession(sessionBody())).sessionId));
     await Promise.all(ids.map((id) => eventsUntil(runner.client, id, isStatus("running"))));
     expect(runner.sim.counters().openWatches).toBe(1);
     await Promise.all(ids.map((id) => runner.client.deleteSession(id)));
-    await waitFor(async () => (await runner.sessionPods()).length === 0 || undefined, "the pods to be gone", 60_000);
+    await waitFor("the pods to be gone", async () => (await runner.sessionPods()).length === 0 || undefined, 60_000);
   }, 180_000);
 });

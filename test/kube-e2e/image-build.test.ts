@@ -13,9 +13,10 @@ import { BatchV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { imageTag } from "../../src/kube/dependency-key.ts";
 import { buildJobName } from "../../src/kube/specs/names.ts";
-import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
 import { scrape, valueOf } from "../support/metrics.ts";
-import { waitFor } from "../support/processes.ts";
+import { sessionBody } from "../support/session-body.ts";
+import { waitFor } from "../support/wait.ts";
 import { eventsOf, eventsUntil, isStatus } from "../support/streams.ts";
 
 const REPOSITORY = "registry.example.test/telo-sessions";
@@ -66,7 +67,7 @@ describe("image build path", () => {
   it("reports the build, then provisions and runs the built image", async () => {
     const bundle = bundleFor("built");
     const tag = await buildUnderWay(bundle, "echo building; sleep 0.3; exit 0");
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { bundle }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: {} }, { bundle }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId, isStatus("running")));
     const progress = events.flatMap((event) => (event.type === "progress" ? [`${event.phase}:${event.message}${event.done ? " (done)" : ""}`] : []));
     expect(progress.slice(0, 2)).toEqual(["build:Building image…", "build:Image built (done)"]);
@@ -79,13 +80,13 @@ describe("image build path", () => {
   it("fails the session with the build log's tail when the build fails", async () => {
     const bundle = bundleFor("broken");
     await buildUnderWay(bundle, "echo resolving modules; echo 'error: module std/broken not found'; exit 1");
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { bundle }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: {} }, { bundle }));
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end).toEqual({
       type: "status",
       status: { kind: "failed", message: expect.stringMatching(/^create: image build failed: (.|\n)*error: module std\/broken not found$/) },
     });
-    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "no session pod");
+    await waitFor("no session pod", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
 
   it("times each build by outcome on /metrics, and the build stage of each start", async () => {

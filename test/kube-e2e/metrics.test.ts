@@ -4,8 +4,9 @@
  * code, the attach stream of a running session is open, and a dropped pod watch is restarted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../support/processes.ts";
-import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { waitFor } from "../support/wait.ts";
+import { type KubeRunner, startKubeRunner } from "../support/kube-runner.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { type Sample, scrape, valueOf } from "../support/metrics.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";
 
@@ -38,16 +39,16 @@ describe("Kubernetes figures", () => {
   let sessionId: string;
 
   it("counts every typed-client request the cluster received, by verb and resource, and the open attach stream", async () => {
-    ({ sessionId } = await runner.client.createSession(kubeSessionBody()));
+    ({ sessionId } = await runner.client.createSession(sessionBody()));
     await eventsUntil(runner.client, sessionId, isStatus("running"));
-    await waitFor(() => runner.sim.counters().attachSessions === 1 || undefined, "the attach");
+    await waitFor("the attach", () => runner.sim.counters().attachSessions === 1 || undefined);
     let last = "";
-    const samples = await waitFor(async () => {
+    const samples = await waitFor("the counted requests to match the cluster's", async () => {
       const scraped = await scrape(runner.baseUrl);
       const [counted, received] = [countedCalls(scraped), typedClientCalls(runner.sim.counters().requests)].map((calls) => JSON.stringify(Object.entries(calls).sort()));
       last = `${counted} vs ${received}`;
       return counted === received ? scraped : undefined;
-    }, "the counted requests to match the cluster's").catch((error: Error) => {
+    }).catch((error: Error) => {
       throw new Error(`${error.message}: ${last}`);
     });
     expect(valueOf(samples, "runner_kube_requests_total", { ...supervisor, verb: "create", resource: "pods" })).toBe(1);
@@ -56,7 +57,7 @@ describe("Kubernetes figures", () => {
 
   it("counts a refused request as an error with its code", async () => {
     runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500 });
-    const failed = await runner.client.createSession(kubeSessionBody());
+    const failed = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, failed.sessionId, isStatus("failed"));
     const samples = await scrape(runner.baseUrl);
     expect(valueOf(samples, "runner_kube_request_errors_total", { ...supervisor, verb: "create", resource: "pods", code: "500" })).toBe(1);
@@ -65,12 +66,12 @@ describe("Kubernetes figures", () => {
 
   it("counts a restart of the dropped pod watch", async () => {
     expect(runner.sim.faults.dropWatches("pods")).toBeGreaterThanOrEqual(1);
-    await waitFor(async () => valueOf(await scrape(runner.baseUrl), "runner_pod_watch_restarts_total", supervisor) >= 1 || undefined, "a watch restart");
+    await waitFor("a watch restart", async () => valueOf(await scrape(runner.baseUrl), "runner_pod_watch_restarts_total", supervisor) >= 1 || undefined);
   });
 
   it("closes the attach stream when the session stops", async () => {
     await runner.client.deleteSession(sessionId);
     await eventsUntil(runner.client, sessionId, isStatus("stopped"));
-    await waitFor(async () => valueOf(await scrape(runner.baseUrl), "runner_attach_streams_open", supervisor) === 0 || undefined, "no open attach stream");
+    await waitFor("no open attach stream", async () => valueOf(await scrape(runner.baseUrl), "runner_attach_streams_open", supervisor) === 0 || undefined);
   });
 });

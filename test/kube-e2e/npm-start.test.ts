@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
-import { freePort, waitFor } from "../support/processes.ts";
-import { kubeSessionBody } from "../support/kube-runner.ts";
+import { freePort } from "../support/ports.ts";
+import { waitFor } from "../support/wait.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -40,7 +41,7 @@ describe("npm start", () => {
     });
     runner.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     client = new RunnerClient(`http://127.0.0.1:${port}`);
-    await waitFor(async () => (await fetch(`${client.baseUrl}/v1/sessions/none`)).status === 404 || undefined, "npm start to serve", 60_000);
+    await waitFor("npm start to serve", async () => (await fetch(`${client.baseUrl}/v1/sessions/none`)).status === 404 || undefined, 60_000);
   });
 
   afterAll(async () => {
@@ -57,7 +58,7 @@ describe("npm start", () => {
   });
 
   it("runs a session end to end", async () => {
-    const { sessionId } = await client.createSession(kubeSessionBody({ output: "from the simulated pod\r\n" }));
+    const { sessionId } = await client.createSession(sessionBody({ simulate: { output: "from the simulated pod\r\n" } }));
     await eventsUntil(client, sessionId, isStatus("running"));
     const terminal = client.terminal(sessionId);
     await terminal.send("typed\r");
@@ -68,15 +69,15 @@ describe("npm start", () => {
   });
 
   it("restarts a supervisor that died, which re-adopts the live session", async () => {
-    const { sessionId } = await client.createSession(kubeSessionBody());
+    const { sessionId } = await client.createSession(sessionBody());
     await eventsUntil(client, sessionId, isStatus("running"));
     process.kill(descendant(runner.pid!, "supervisor/main"), "SIGKILL");
-    await waitFor(async () => (await client.getSession(sessionId).catch(() => undefined))?.status.kind === "running" || undefined, "the session to be back", 30_000);
+    await waitFor("the session to be back", async () => (await client.getSession(sessionId).catch(() => undefined))?.status.kind === "running" || undefined, 30_000);
     await client.deleteSession(sessionId);
   });
 
   it("stops every session and exits cleanly on SIGTERM", async () => {
-    const { sessionId } = await client.createSession(kubeSessionBody());
+    const { sessionId } = await client.createSession(sessionBody());
     await eventsUntil(client, sessionId, isStatus("running"));
     const exited = new Promise<number | null>((resolve) => runner.once("exit", (code) => resolve(code)));
     process.kill(descendant(runner.pid!, "src/main.ts"), "SIGTERM");

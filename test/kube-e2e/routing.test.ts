@@ -4,8 +4,9 @@
  * (kubernetes.md §6).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../support/processes.ts";
-import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { waitFor } from "../support/wait.ts";
+import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { eventsOf, eventsUntil, isStatus } from "../support/streams.ts";
 
 describe("session routing with an Ingress", () => {
@@ -17,7 +18,7 @@ describe("session routing with an Ingress", () => {
 
   it("publishes a Service and an Ingress for the session's ports and removes them with the pod", async () => {
     const { sessionId } = await runner.client.createSession(
-      kubeSessionBody({ listen: true }, { ports: [{ port: 3000, protocol: "tcp" }, { port: 5353, protocol: "udp" }] }),
+      sessionBody({ simulate: { listen: true } }, { ports: [{ port: 3000, protocol: "tcp" }, { port: 5353, protocol: "udp" }] }),
     );
     const events = eventsOf(await eventsUntil(runner.client, sessionId, isStatus("running")));
     const host = `3000-${sessionId}.sessions.example.test`;
@@ -33,25 +34,25 @@ describe("session routing with an Ingress", () => {
     });
     const name = `telo-run-${sessionId}`;
     const service = await waitFor(
-      () => runner.core.readNamespacedService({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
       "the Service",
+      () => runner.core.readNamespacedService({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
     );
     expect(service.spec?.ports?.map((port) => `${port.protocol}/${port.port}`)).toEqual(["TCP/3000", "UDP/5353"]);
     expect(service.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Pod", name, controller: true });
     const ingress = await waitFor(
-      () => runner.networking.readNamespacedIngress({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
       "the Ingress",
+      () => runner.networking.readNamespacedIngress({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
     );
     expect(ingress.spec?.rules?.map((rule) => rule.host)).toEqual([host]);
 
     await runner.client.deleteSession(sessionId);
-    await waitFor(async () => {
+    await waitFor("the pod, Service and Ingress to be gone", async () => {
       const [pods, services, ingresses] = await Promise.all([
         runner.sessionPods(),
         runner.core.listNamespacedService({ namespace: SESSION_NAMESPACE }),
         runner.networking.listNamespacedIngress({ namespace: SESSION_NAMESPACE }),
       ]);
       return (pods.length === 0 && services.items.length === 0 && ingresses.items.length === 0) || undefined;
-    }, "the pod, Service and Ingress to be gone");
+    });
   });
 });

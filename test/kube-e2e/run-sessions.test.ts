@@ -4,8 +4,9 @@
  * (kubernetes.md §2, issue #4).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../support/processes.ts";
-import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { waitFor } from "../support/wait.ts";
+import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
 describe("run sessions on the simulated cluster", () => {
@@ -15,13 +16,13 @@ describe("run sessions on the simulated cluster", () => {
   });
   afterAll(async () => {
     // Every session here ended or was stopped: no pod may be left behind.
-    await waitFor(async () => (await runner.sessionPods()).length === 0 || undefined, "every pod to be gone");
+    await waitFor("every pod to be gone", async () => (await runner.sessionPods()).length === 0 || undefined);
     await runner?.close();
   });
 
   it("provisions, runs, echoes the terminal, resizes, reports reachability, and cleans up on stop", async () => {
     const { sessionId } = await runner.client.createSession(
-      kubeSessionBody({ listen: true, "report-resize": true }, { ports: [{ port: 3000, protocol: "tcp" }] }),
+      sessionBody({ simulate: { listen: true, "report-resize": true } }, { ports: [{ port: 3000, protocol: "tcp" }] }),
     );
     const untilReachable = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "reachability" && event.state === "reachable"));
     const provision = untilReachable.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message);
@@ -41,7 +42,7 @@ describe("run sessions on the simulated cluster", () => {
 
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
-    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
 
   it.each([
@@ -49,7 +50,7 @@ describe("run sessions on the simulated cluster", () => {
     [{ output: "bad things\n", "exit-code": 3, "run-ms": 200 }, { kind: "exited", code: 3 }, "bad things"],
   ])("reports an app that exits: %j", async (simulate, status, output) => {
     // A non-zero exit fails the pod, so it is a failure naming the container and its code (§2.8).
-    const { sessionId } = await runner.client.createSession(kubeSessionBody(simulate));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: simulate }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     const end = events.at(-1);
     if (status.code === 0) expect(end).toEqual({ type: "status", status });
@@ -59,41 +60,41 @@ describe("run sessions on the simulated cluster", () => {
   });
 
   it("fails an image that cannot be pulled, saying so, and removes the pod", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "image-pull": "fail" } }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     expect(events.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message)).toContain("Pulling image");
     const end = events.at(-1);
     expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(
       /^start: pod failed to start: pod did not reach Running within the start deadline \(container "session" waiting: (ErrImagePull|ImagePullBackOff)/,
     );
-    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
 
   it("reports an OOM kill", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ oom: true, "run-ms": 300 }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { oom: true, "run-ms": 300 } }));
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end).toEqual({ type: "status", status: { kind: "failed", message: 'container "session" failed: OOMKilled (exit code 137)' } });
   });
 
   it("ends a session that outlives its TTL", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    const { sessionId } = await runner.client.createSession(sessionBody());
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end?.type === "status" && end.status).toMatchObject({ kind: "failed" });
     expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(/deadline|DeadlineExceeded/);
   });
 
   it("stops a session whose image pull is still backing off, without waiting for the deadline", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "image-pull": "fail" } }));
     await eventsUntil(runner.client, sessionId, (event) => event.type === "progress" && event.message === "Pulling image");
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
-    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
 
   it("refuses app names too long for a container name with 400 invalid_app_name", async () => {
     const name = "a".repeat(60);
     const refused = await runner.client
-      .createSession(kubeSessionBody({}, { apps: [{ name, entryRelativePath: "telo.yaml" }] }))
+      .createSession(sessionBody({ simulate: {} }, { apps: [{ name, entryRelativePath: "telo.yaml" }] }))
       .catch((error: { status: number; body: unknown }) => error);
     expect(refused).toMatchObject({
       status: 400,
@@ -102,7 +103,7 @@ describe("run sessions on the simulated cluster", () => {
   });
 
   it("writes the hardened pod with its session record into the restricted namespace", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { env: { GREETING: "hi" } }));
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: {} }, { env: { GREETING: "hi" } }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const pod = await runner.core.readNamespacedPod({ name: `telo-run-${sessionId}`, namespace: SESSION_NAMESPACE });
     expect(pod.metadata?.labels).toMatchObject({ "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/session-id": sessionId });

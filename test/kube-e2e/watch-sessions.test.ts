@@ -12,7 +12,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/contract/wire.ts";
-import { waitFor } from "../support/processes.ts";
+import { waitFor } from "../support/wait.ts";
 import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
@@ -68,7 +68,7 @@ describe("watch sessions on the simulated cluster", () => {
   });
   afterAll(async () => {
     // No test leaves a pod behind.
-    await waitFor(async () => (await runner.sessionPods()).length === 0 || undefined, "every session pod to be gone");
+    await waitFor("every session pod to be gone", async () => (await runner.sessionPods()).length === 0 || undefined);
     await runner?.close();
   });
 
@@ -142,7 +142,7 @@ describe("watch sessions on the simulated cluster", () => {
 
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
-    await waitFor(async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined, "the watch pod to be gone");
+    await waitFor("the watch pod to be gone", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined);
   });
 
   it("reports an app container that exits as that app's run outcome, and the session stays running", async () => {
@@ -158,10 +158,10 @@ describe("watch sessions on the simulated cluster", () => {
       { type: "run", app: "worker", generation: 1, phase: "completed", code: 3, durationMs: expect.any(Number) },
       { type: "run", app: "worker", generation: 1, phase: "failed", reason: "application container Error (exit code 3)" },
     ]).toContainEqual(end);
-    await waitFor(async () => {
+    await waitFor("the worker container to be reported terminated", async () => {
       const pod = (await runner.core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `telo.run/session-id=${sessionId}` })).items[0];
       return pod?.status?.containerStatuses?.find((status) => status.name === "app-worker")?.state?.terminated !== undefined || undefined;
-    }, "the worker container to be reported terminated");
+    });
     const document = await runner.client.getSession(sessionId);
     expect(document.status.kind).toBe("running");
     // The web app is untouched and its workspace still answers.
@@ -213,7 +213,7 @@ describe("watch sessions on the simulated cluster", () => {
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     await runner.client.applyWorkspace(sessionId, { write: [{ path: "draft.txt", content: "kept across suspend" }] });
     // Nobody is subscribed now: after the idle window the watch supervisor suspends it.
-    await waitFor(async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined, "the session to be suspended", 20_000);
+    await waitFor("the session to be suspended", async () => (await runner.client.getSession(sessionId)).status.kind === "suspended" || undefined, 20_000);
     expect(await watchPodsOf(runner, sessionId)).toEqual([]);
 
     expect(await runner.client.resume(sessionId)).toEqual({ sessionId });
@@ -240,7 +240,7 @@ describe("watch sessions on the simulated cluster", () => {
     const sessionId = await create({ "exit-code": 1, "exit-code.workspace": 1 });
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end).toEqual({ type: "status", status: { kind: "failed", message: "start: pod reached Failed before serving" } });
-    await waitFor(async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined, "the failed pod to be deleted");
+    await waitFor("the failed pod to be deleted", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined);
   });
 
   it("stops a session whose pod is still pulling its image, deleting the pod", async () => {
@@ -248,7 +248,7 @@ describe("watch sessions on the simulated cluster", () => {
     await eventsUntil(runner.client, sessionId, (event) => event.type === "progress" && event.message === "Pulling image");
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
-    await waitFor(async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined, "the pod to be deleted");
+    await waitFor("the pod to be deleted", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined);
   });
 
   it("re-adopts a live watch session after the supervisor is killed, and sweeps stale workspace ConfigMaps at boot", async () => {
@@ -267,7 +267,7 @@ describe("watch sessions on the simulated cluster", () => {
     // The re-adopted session is idle from its creation time on: subscribe again at once.
     hold(sessionId);
 
-    await waitFor(async () => (await runner.client.getSession(sessionId).catch(() => undefined))?.status.kind === "running" || undefined, "the session to run again");
+    await waitFor("the session to run again", async () => (await runner.client.getSession(sessionId).catch(() => undefined))?.status.kind === "running" || undefined);
     expect(await watchPodsOf(runner, sessionId)).toEqual([pod]);
     expect(await runner.client.workspaceFile(sessionId, "before-restart.txt")).toEqual({ content: "still here", size: 10 });
     expect((await runner.client.getSession(sessionId)).apps.map((app) => [app.name, app.io])).toEqual([["web", "tty"], ["worker", "streams"]]);

@@ -19,7 +19,7 @@ import { PodWatcher } from "../../src/kube/pod-watcher.ts";
 import { simulatedBehaviourAnnotations } from "../../src/kube/simulated-behaviour.ts";
 import { managedBySelector } from "../../src/kube/specs/names.ts";
 import { WatchSession, ensureWorkspaceConfigMap } from "../../src/kube/watch-session.ts";
-import { waitFor } from "../support/processes.ts";
+import { waitFor } from "../support/wait.ts";
 
 const NAMESPACE = "telo-sessions";
 
@@ -110,11 +110,11 @@ describe("watch session pod watch", () => {
     const session = new WatchSession(ctx, spec("aaaaaaaaaaaa", { "exit-code.app-worker": 3, "run-ms.app-worker": 300 }), reports.callbacks(), { ttlSeconds: 600 });
     const workload = await session.start();
     workloads.push(workload);
-    await waitFor(() => reports.of("runEnded").length > 0 || undefined, "the worker's end to be reported");
+    await waitFor("the worker's end to be reported", () => reports.of("runEnded").length > 0 || undefined);
     // Later pod events (the web app's reload) must not report the same end again.
     await workload.reload?.("web");
     await workload.workspace?.apply({ write: [{ path: "more.txt", content: "x" }] });
-    await waitFor(async () => (await workload.workspace?.tree())?.files.some((file) => file.path === "more.txt") || undefined, "the write");
+    await waitFor("the write", async () => (await workload.workspace?.tree())?.files.some((file) => file.path === "more.txt") || undefined);
     expect(reports.of("runEnded")).toEqual([["worker", { reason: "application container Error (exit code 3)" }]]);
     // The workspace app's 500 `{error}` becomes the error's message, for the core to pass on.
     await expect(workload.workspace?.file("missing.txt")).rejects.toThrow(/ENOENT/);
@@ -135,7 +135,7 @@ describe("watch session pod watch", () => {
       ["worker", { reason: "application container DeadlineExceeded (exit code 137)" }],
     ]);
     // The ended pod is deleted with the session.
-    await waitFor(() => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-bbbbbbbbbbbb-")) || undefined, "the pod to go");
+    await waitFor("the pod to go", () => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-bbbbbbbbbbbb-")) || undefined);
   });
 
   it("runs concurrent app-set changes one after the other, ending on the last set in one pod", async () => {
@@ -146,8 +146,8 @@ describe("watch session pod watch", () => {
     await Promise.all([workload.setApps?.(only("first")), workload.setApps?.(only("second"))]);
     const pods = ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-") && !pod.metadata.deletionTimestamp);
     await waitFor(
-      () => ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-")).length === 1 || undefined,
       "the replaced pods to go",
+      () => ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-cccccccccccc-")).length === 1 || undefined,
     );
     expect(pods.at(-1)?.spec?.containers?.map((container) => container.name)).toEqual(["workspace", "app-second"]);
     expect(reports.of("status").map(([status]) => (status as { kind: string }).kind)).toEqual(["running", "running", "running"]);
@@ -162,7 +162,7 @@ describe("watch session pod watch", () => {
     expect(workload.workspace).toBeUndefined();
     expect(reports.of("status")).toEqual([[{ kind: "running", endpoints: [] }]]);
     expect(reports.of("runEnded")).toEqual([]);
-    await waitFor(() => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-dddddddddddd-")) || undefined, "the pod to go");
+    await waitFor("the pod to go", () => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-dddddddddddd-")) || undefined);
   });
 
   it("accepts, rejects and drops ports a reloaded kernel declares, and watches the new ones", async () => {
@@ -180,7 +180,7 @@ describe("watch session pod watch", () => {
       { event: "Kernel.PortsResolved", payload: { ports: [{ port: 3001 }] } },
     ]);
     try {
-      await waitFor(() => reports.of("endpoints").length === 2 || undefined, "both port changes to be reported");
+      await waitFor("both port changes to be reported", () => reports.of("endpoints").length === 2 || undefined);
     } finally {
       await inspector.close();
     }

@@ -2,7 +2,8 @@
 // Security admission (403 with the plugin's message), ResourceQuota (403), garbage collection by
 // ownerReference, and namespace deletion.
 import { describe, expect, it } from "vitest";
-import { freshNamespace, pod, statusOf, useCluster, waitFor } from "./helpers.ts";
+import { freshNamespace, pod, statusOf, useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster();
 

@@ -4,7 +4,8 @@ import { Attach } from "@kubernetes/client-node";
 import { PassThrough, Writable } from "node:stream";
 import WebSocket from "ws";
 import { describe, expect, it } from "vitest";
-import { freshNamespace, pod, useCluster, waitFor } from "./helpers.ts";
+import { freshNamespace, pod, useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster();
 

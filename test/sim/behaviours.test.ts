@@ -2,7 +2,8 @@
 // (with last-event-id resumption and --watch reloads) and the workspace container's HTTP surface.
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { freshNamespace, useCluster, waitFor } from "./helpers.ts";
+import { freshNamespace, useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster();
 

@@ -1,6 +1,7 @@
 // Fault injection and accounting, from the TypeScript API and from the HTTP control endpoint.
 import { describe, expect, it } from "vitest";
-import { freshNamespace, pod, statusOf, useCluster, waitFor } from "./helpers.ts";
+import { freshNamespace, pod, statusOf, useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster();
 

@@ -12,7 +12,8 @@ import { PodWatcher } from "../../src/kube/pod-watcher.ts";
 import { runPod } from "../../src/kube/specs/run-pod.ts";
 import { createLogger } from "../../src/log.ts";
 import { PLAIN_SETTINGS, RUN_LIMITS, runSession, SESSION_ID } from "../kube/fixtures.ts";
-import { freshNamespace, pod, statusOf, useCluster, waitFor } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
+import { freshNamespace, pod, statusOf, useCluster } from "./helpers.ts";
 
 const c = useCluster({ namespaces: [PLAIN_SETTINGS.namespace] });
 

@@ -32,22 +32,6 @@ export function useCluster(options: SimulatedClusterOptions = {}): Clients {
   return holder;
 }
 
-/** Polls `probe` until it returns a value other than undefined/false, or fails after `ms`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** The Kubernetes Status carried by a client-node ApiException. */
 export async function statusOf(p: Promise<unknown>): Promise<{ code: number; reason: string; message: string; details?: Record<string, unknown> }> {
   try {

@@ -2,7 +2,8 @@
 // ingress and Gateway API controllers that give route health something to read.
 import { ApisApi } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { freshNamespace, statusOf, useCluster, waitFor } from "./helpers.ts";
+import { freshNamespace, statusOf, useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster();
 

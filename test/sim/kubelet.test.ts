@@ -4,7 +4,8 @@ import { connect } from "node:net";
 import { Log, type V1Pod } from "@kubernetes/client-node";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { freshNamespace, pod, statusOf, useCluster, waitFor } from "./helpers.ts";
+import { freshNamespace, pod, statusOf, useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster();
 

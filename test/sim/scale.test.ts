@@ -2,7 +2,8 @@
 // watcher receiving its own pod's events, and the API still answering lists and reads.
 import { Watch } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { useCluster, waitFor } from "./helpers.ts";
+import { useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster({ podStartDelayMs: 0 });
 const SIZE = 2000;

@@ -3,7 +3,8 @@
 // args, and what is left to the container's default behaviour.
 import { describe, expect, it } from "vitest";
 import { parseCommandLine } from "../../src/sim/shell.ts";
-import { freshNamespace, pod, useCluster, waitFor } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
+import { freshNamespace, pod, useCluster } from "./helpers.ts";
 
 const argvs = (argv: string[], env: Record<string, string> = {}) => parseCommandLine(argv, env)?.map((c) => [c.after, ...c.argv]);
 

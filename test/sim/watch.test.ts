@@ -2,7 +2,8 @@
 // from a resourceVersion, bookmarks, server-side timeouts, 410 Expired and reconnection.
 import { makeInformer, Watch, type V1ConfigMap, type V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { freshNamespace, pod, useCluster, waitFor } from "./helpers.ts";
+import { freshNamespace, pod, useCluster } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const c = useCluster({ bookmarkIntervalMs: 100 });
 

@@ -11,7 +11,9 @@ import { CoreV1Api, NetworkingV1Api } from "@kubernetes/client-node";
 import { RunnerClient } from "../../src/client/index.ts";
 import { startLocalCluster } from "../../src/local-cluster.ts";
 import type { SimulatedCluster, SimulatedClusterOptions } from "../../src/sim/index.ts";
-import { capturedStderr, freePort, spawnTs, stopChild, waitFor } from "./processes.ts";
+import { freePort } from "./ports.ts";
+import { capturedStderr, spawnTs, stopChild } from "./processes.ts";
+import { waitFor } from "./wait.ts";
 
 export const SESSION_NAMESPACE = "telo-sessions";
 
@@ -52,24 +54,24 @@ export async function startKubeRunner(options: { env?: Record<string, string>; s
     async startSupervisor() {
       supervisor = spawnTs("src/supervisor/main.ts", env);
       const child = supervisor;
-      await waitFor(async () => {
+      await waitFor("the supervisor's bundle listener", async () => {
         if (child.exitCode !== null) throw new Error(`supervisor exited (${child.exitCode}): ${capturedStderr(child)}`);
         return (await fetch(`http://127.0.0.1:${bundlePort}/healthz`)).ok || undefined;
-      }, "the supervisor's bundle listener");
+      });
       // The internal socket opens after boot housekeeping; the api answers 503 until then.
-      await waitFor(async () => {
+      await waitFor("the supervisor's internal socket", async () => {
         if (child.exitCode !== null) throw new Error(`supervisor exited (${child.exitCode}): ${capturedStderr(child)}`);
         return (await fetch(`${baseUrl}/v1/sessions/none`).catch(() => undefined))?.status === 404 || !api || undefined;
-      }, "the supervisor's internal socket");
+      });
     },
     stopSupervisor: (signal) => stopChild(supervisor, signal),
     async startApi() {
       api = spawnTs("src/api/main.ts", env);
       const child = api;
-      await waitFor(async () => {
+      await waitFor("the api process", async () => {
         if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
         return (await fetch(`${baseUrl}/v1/sessions/none`)).status === 404 || undefined;
-      }, "the api process");
+      });
     },
     stopApi: (signal) => stopChild(api, signal),
     async sessionPods() {
@@ -86,14 +88,4 @@ export async function startKubeRunner(options: { env?: Record<string, string>; s
   await runner.startSupervisor();
   await runner.startApi();
   return runner;
-}
-
-/** A run session body for the Kubernetes backend; `simulate` scripts the simulated container. */
-export function kubeSessionBody(simulate: Record<string, string | number | boolean> = {}, overrides: Record<string, unknown> = {}) {
-  return {
-    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
-    env: {},
-    config: { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate },
-    ...overrides,
-  } as Parameters<RunnerClient["createSession"]>[0];
 }

@@ -4,24 +4,17 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunnerClient } from "../../src/client/index.ts";
+import { openApiDocument } from "../../src/contract/openapi.ts";
+import { RUNNER_VERSION } from "../../src/version.ts";
+import { type AnswerTap, startAnswerTap } from "./answer-tap.ts";
+import { freePort } from "./ports.ts";
+import { waitFor } from "./wait.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a TypeScript entry of the project as its own Node process (tsx), its stderr captured. */
 export function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
@@ -54,20 +47,6 @@ function waitForLine(child: ChildProcess, line: string): Promise<void> {
   });
 }
 
-export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 export function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -77,7 +56,9 @@ export function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signal
 }
 
 export type RunnerUnderTest = {
+  /** The api as the tests reach it: through the answer tap, which holds each answer to the OpenAPI document. */
   baseUrl: string;
+  answers: AnswerTap;
   client: RunnerClient;
   socketPath: string;
   env: Record<string, string>;
@@ -90,19 +71,24 @@ export type RunnerUnderTest = {
   close(): Promise<void>;
 };
 
-/** Both processes with the scripted backend (test/support/scripted-supervisor.ts). */
+/**
+ * Both processes with the scripted backend (test/support/scripted-supervisor.ts), reached
+ * through an answer tap; `close()` fails when any answer did not match the OpenAPI document.
+ */
 export async function startRunner(options: { env?: Record<string, string>; clientOptions?: ConstructorParameters<typeof RunnerClient>[1] } = {}): Promise<RunnerUnderTest> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-test-"));
   const socketPath = join(dir, "supervisor.sock");
   const port = await freePort();
   const env = { RUNNER_INTERNAL_SOCKET: socketPath, PORT: String(port), ...options.env };
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const answers = await startAnswerTap(port, openApiDocument(RUNNER_VERSION));
+  const baseUrl = answers.url;
   const client = new RunnerClient(baseUrl, options.clientOptions);
   let api: ChildProcess | undefined;
   let supervisor: ChildProcess | undefined;
 
   const runner: RunnerUnderTest = {
     baseUrl,
+    answers,
     client,
     socketPath,
     env,
@@ -114,31 +100,22 @@ export async function startRunner(options: { env?: Record<string, string>; clien
     async startApi() {
       api = spawnTs("src/api/main.ts", env);
       const child = api;
-      await waitFor(async () => {
+      await waitFor("the api process to answer /v1/health", async () => {
         if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
         return (await fetch(`${baseUrl}/v1/health`)).ok || undefined;
-      }, "the api process to answer /v1/health");
+      });
     },
     stopApi: (signal) => stopChild(api, signal),
     stderr: () => ({ api: api ? capturedStderr(api) : "", supervisor: supervisor ? capturedStderr(supervisor) : "" }),
     async close() {
       await Promise.all([stopChild(api, "SIGKILL"), stopChild(supervisor)]);
-      await rm(dir, { recursive: true, force: true });
+      await Promise.all([answers.close(), rm(dir, { recursive: true, force: true })]);
+      if (answers.violations.length > 0) {
+        throw new Error(`answers that do not match the OpenAPI document:\n${answers.violations.join("\n")}`);
+      }
     },
   };
   await runner.startSupervisor();
   await runner.startApi();
   return runner;
-}
-
-type CreateBody = Parameters<RunnerClient["createSession"]>[0];
-
-/** A minimal valid create body; `script` drives the scripted backend. */
-export function sessionBody(overrides: Record<string, unknown> = {}, script: Record<string, unknown> = {}): CreateBody {
-  return {
-    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
-    env: {},
-    config: { image: "telorun/node:test", pullPolicy: "missing", script },
-    ...overrides,
-  } as CreateBody;
 }

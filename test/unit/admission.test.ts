@@ -2,6 +2,18 @@ import { describe, expect, it } from "vitest";
 import { parseAppsCatalog } from "../../src/config/apps-catalog.ts";
 import { type AdmissionContext, planSession, resolveApps, workloadEnv } from "../../src/sessions/admission.ts";
 import type { CreateSessionBody } from "../../src/contract/requests.ts";
+import { Problem, problemAnswer } from "../../src/contract/problem.ts";
+
+/** The answer a refusal raised by `plan` becomes at the edge (its status and body). */
+function refusal(plan: () => unknown): { status: number; body: Record<string, unknown> } {
+  try {
+    plan();
+  } catch (error) {
+    if (error instanceof Problem) return problemAnswer(error);
+    throw error;
+  }
+  throw new Error("expected a refusal");
+}
 
 const context = (overrides: Partial<AdmissionContext> = {}): AdmissionContext => ({
   terms: undefined,
@@ -46,17 +58,17 @@ describe("planSession", () => {
   });
 
   it("checks watch capacity before app resolution", () => {
-    const plan = planSession(body({ mode: "watch", apps: [{ name: "BAD", entryRelativePath: "a" }] }), undefined, context({ liveWatchSessions: 2 }));
-    expect(plan).toMatchObject({ status: 409, body: { error: "too_many_watch_sessions" } });
+    const plan = () => planSession(body({ mode: "watch", apps: [{ name: "BAD", entryRelativePath: "a" }] }), undefined, context({ liveWatchSessions: 2 }));
+    expect(refusal(plan)).toMatchObject({ status: 409, body: { error: "too_many_watch_sessions" } });
   });
 
   it("gates on terms before paths, and on paths before the config gate", () => {
     const terms = { version: "v1", title: "T", body: "B" };
-    expect(planSession(body({ bundle: { entryRelativePath: "../x", files: [] } }), undefined, context({ terms }))).toMatchObject({ status: 428 });
+    expect(refusal(() => planSession(body({ bundle: { entryRelativePath: "../x", files: [] } }), undefined, context({ terms })))).toMatchObject({ status: 428 });
     expect(
-      planSession(body({ bundle: { entryRelativePath: "../x", files: [] } }), "v1", context({ terms, validateConfig: () => "no" })),
+      refusal(() => planSession(body({ bundle: { entryRelativePath: "../x", files: [] } }), "v1", context({ terms, validateConfig: () => "no" }))),
     ).toMatchObject({ status: 400, body: { error: "invalid_bundle" } });
-    expect(planSession(body(), "v1", context({ terms, validateConfig: () => "no" }))).toEqual({
+    expect(refusal(() => planSession(body(), "v1", context({ terms, validateConfig: () => "no" })))).toEqual({
       status: 400,
       body: { error: "invalid_config", message: "no" },
     });
@@ -66,16 +78,16 @@ describe("planSession", () => {
 describe("resolveApps", () => {
   it("applies the backend's own name limits after the contract's", () => {
     const tooLong = (name: string) => (name.length > 5 ? `app name '${name}' is too long` : undefined);
-    expect(resolveApps([{ name: "web-app", entryRelativePath: "a" }], tooLong)).toEqual({
+    expect(refusal(() => resolveApps([{ name: "web-app", entryRelativePath: "a" }], tooLong))).toEqual({
       status: 400,
       body: { error: "invalid_app_name", message: "app name 'web-app' is too long" },
     });
-    expect(resolveApps([{ name: "Web", entryRelativePath: "a" }], tooLong)).toMatchObject({ body: { message: expect.stringContaining("DNS label") } });
+    expect(refusal(() => resolveApps([{ name: "Web", entryRelativePath: "a" }], tooLong))).toMatchObject({ body: { message: expect.stringContaining("DNS label") } });
     expect(resolveApps([{ name: "web", entryRelativePath: "a" }], tooLong)).toHaveLength(1);
   });
 
   it("keys ports by protocol across the whole session, even within one app", () => {
-    expect(resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }])).toMatchObject({
+    expect(refusal(() => resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }]))).toMatchObject({
       status: 400,
       body: { error: "port_conflict" },
     });

@@ -17,7 +17,8 @@ import { DockerHubClient } from "../../../src/kube/image-catalog.ts";
 import { buildJobName } from "../../../src/kube/specs/names.ts";
 import { ANNOTATION_PREFIX } from "../../../src/sim/index.ts";
 import { SessionStartError } from "../../../src/sessions/backend.ts";
-import { useCluster, waitFor } from "../../sim/helpers.ts";
+import { useCluster } from "../../sim/helpers.ts";
+import { waitFor } from "../../support/wait.ts";
 import {
   appBundle,
   archiveFiles,

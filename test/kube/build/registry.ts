@@ -14,7 +14,7 @@ import { gzipSync } from "node:zlib";
 import { fetch } from "undici";
 import { stringify } from "yaml";
 import { tarArchive } from "../../../src/kube/bundle-archive.ts";
-import { freePort } from "../../support/processes.ts";
+import { freePort } from "../../support/ports.ts";
 
 const BINARY = "/usr/bin/docker-registry";
 

@@ -6,8 +6,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DebugFrame } from "../../../src/contract/wire.ts";
 import { MAX_BLOCK_CHARS, relayDebugStream } from "../../../src/kube/debug-relay.ts";
-import { freePort } from "../../support/processes.ts";
-import { waitFor } from "../../sim/helpers.ts";
+import { freePort } from "../../support/ports.ts";
+import { waitFor } from "../../support/wait.ts";
 
 type Step = (res: ServerResponse, after: number) => void;
 

@@ -4,8 +4,8 @@ import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReachabilityState } from "../../../src/contract/wire.ts";
 import { watchReachability } from "../../../src/kube/reachability.ts";
-import { waitFor } from "../../sim/helpers.ts";
-import { freePort } from "../../support/processes.ts";
+import { waitFor } from "../../support/wait.ts";
+import { freePort } from "../../support/ports.ts";
 
 const FAST = { connectTimeoutMs: 500, retryMs: 10, unreachableAfterMs: 60_000, slowRetryMs: 10 };
 

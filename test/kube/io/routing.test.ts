@@ -10,8 +10,9 @@ import { createRouter, probeRoutingSupport, publishService, type Router } from "
 import { apiReason } from "../../../src/kube/status/api-error.ts";
 import { httpRouteUnclaimedReason, ingressUnclaimedReason } from "../../../src/kube/status/route-health.ts";
 import { createLogger } from "../../../src/log.ts";
-import { freshNamespace, pod, useCluster, waitFor } from "../../sim/helpers.ts";
-import { freePort } from "../../support/processes.ts";
+import { freshNamespace, pod, useCluster } from "../../sim/helpers.ts";
+import { waitFor } from "../../support/wait.ts";
+import { freePort } from "../../support/ports.ts";
 
 const c = useCluster();
 const DOMAIN = "sessions.example.test";

@@ -1,0 +1,25 @@
+import type { Context, Handler } from "hono";
+import { paramNames, type RouteSpec } from "../src/contract/routes.ts";
+import { type HandlerDeps, acceptedTermsHeader, readBody, rejectBody } from "./support.ts";
+
+/**
+ * A relayed route of the table: the body validated here with the route's schema, then the
+ * supervisor's answer given with the route's status. A refusal by the supervisor arrives as
+ * a RunnerError, which the routes' error handler relays unchanged.
+ */
+export const relayed = (deps: HandlerDeps, route: RouteSpec): Handler => async (c: Context) => {
+  let body: unknown;
+  if (route.body) {
+    const parse = await readBody(c, route.body);
+    if (!parse.ok) return rejectBody(c, parse);
+    body = parse.value;
+  }
+  const answer: unknown = await deps.supervisor.call(route, {
+    params: Object.fromEntries(paramNames(route.path).map((name) => [name, c.req.param(name) ?? ""])),
+    query: Object.fromEntries((route.query ?? []).map((name) => [name, c.req.query(name)])),
+    body,
+    acceptedTerms: c.req.header(acceptedTermsHeader),
+  });
+  if (route.status === 204) return c.body(null, 204);
+  return c.json(answer as object, route.status);
+};

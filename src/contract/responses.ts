@@ -1,0 +1,71 @@
+/**
+ * Response bodies of the `/v1` routes that wire.ts does not already describe. With wire.ts
+ * they are the answers' one description: the route table names them, the supervisor's and
+ * the client's types are inferred from them, and the OpenAPI document is generated from them.
+ */
+import * as v from "valibot";
+import { IoModeSchema, SessionDocumentSchema, TermsSchema } from "./wire.ts";
+
+export const HealthSchema = v.object({ ok: v.literal(true), version: v.string() });
+export type Health = v.InferOutput<typeof HealthSchema>;
+
+/** A JSON Schema document (contract.md §7.1); its content is the backend's business. */
+const JsonSchemaDocumentSchema = v.record(v.string(), v.unknown());
+
+export const CapabilitiesSchema = v.object({
+  displayName: v.string(),
+  description: v.string(),
+  config: v.object({ schema: JsonSchemaDocumentSchema }),
+  features: v.object({
+    io: v.array(IoModeSchema),
+    ports: v.boolean(),
+    watch: v.boolean(),
+    agents: v.optional(v.array(v.string())),
+  }),
+  terms: v.optional(TermsSchema),
+  apps: v.optional(
+    v.array(v.object({ name: v.string(), title: v.optional(v.string()), description: v.optional(v.string()) })),
+  ),
+});
+export type Capabilities = v.InferOutput<typeof CapabilitiesSchema>;
+
+export const ReloadedSchema = v.object({ reloaded: v.array(v.string()) });
+export type Reloaded = v.InferOutput<typeof ReloadedSchema>;
+
+export const AppsChangedSchema = v.object({ apps: v.array(v.string()) });
+export type AppsChanged = v.InferOutput<typeof AppsChangedSchema>;
+
+export const ResumedSchema = v.object({ sessionId: v.string() });
+export type Resumed = v.InferOutput<typeof ResumedSchema>;
+
+/** The OpenAPI document of `/v1` (src/contract/openapi.ts): described by its own standard. */
+export const OpenApiDocumentSchema = v.looseObject({ openapi: v.string(), info: v.looseObject({}), paths: v.record(v.string(), v.unknown()) });
+
+/** The framework-level answers (contract.md §1.3): validation, body size, media type, 404, 500. */
+export const FrameworkErrorBodySchema = v.object({
+  statusCode: v.number(),
+  code: v.optional(v.string()),
+  error: v.string(),
+  message: v.string(),
+});
+
+/** The supervisor's figures as prom-client JSON, as much of it as an exposition needs (internal). */
+export const MetricsSnapshotSchema = v.array(
+  v.object({
+    name: v.string(),
+    help: v.string(),
+    type: v.picklist(["counter", "gauge", "histogram", "summary"]),
+    values: v.array(
+      v.object({
+        // JSON carries NaN (a figure with no value yet) as null.
+        value: v.pipe(v.unknown(), v.transform((value) => (typeof value === "number" ? value : Number.NaN))),
+        labels: v.record(v.string(), v.union([v.string(), v.number()])),
+        metricName: v.optional(v.string()),
+      }),
+    ),
+  }),
+);
+
+/** Every session the supervisor holds (internal: the console's list; /v1 has no list route). */
+export const SessionListSchema = v.object({ sessions: v.array(SessionDocumentSchema) });
+export type SessionList = v.InferOutput<typeof SessionListSchema>;

@@ -1,0 +1,14 @@
+/** The refusals the supervisor's routes share (contract.md §4, §8.5). */
+import { Problem, messageOf } from "../contract/problem.ts";
+
+export const sessionNotFound = (id: string): Problem => new Problem("not_found", "not_found", `session '${id}' not in registry`);
+
+export const notAWatchSession = (): Problem =>
+  new Problem("conflict", "not_a_watch_session", "this surface exists only on a watch session");
+
+export const noLiveWorkspace = (): Problem => new Problem("conflict", "not_running", "session has no live workspace");
+
+export const noLiveWorkload = (): Problem => new Problem("conflict", "not_running", "session has no live workload");
+
+/** A workspace call the backend could not complete. */
+export const workspaceFailure = (error: unknown): Problem => new Problem("internal", "internal", messageOf(error));
