@@ -11,12 +11,12 @@ import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./image-picker.ts";
 import { notOfferedMessage } from "./image-catalog.ts";
-import { RunSession } from "./run-session.ts";
+import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, managedBySelector, workspaceConfigMapName } from "./specs/names.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "./status/probe.ts";
-import { WatchSession } from "./watch-session.ts";
+import { WatchSession } from "./session/watch-session.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 
 const PULL_POLICY_DESCRIPTION =

@@ -4,9 +4,9 @@ import type { Logger } from "../log.ts";
 import type { StartSpec } from "../sessions/backend.ts";
 import type { KubeApi } from "./api.ts";
 import type { BundleStore } from "./bundle-store.ts";
-import type { ImageBuilder } from "./image-build.ts";
+import type { ImageBuilder } from "./build/image-build.ts";
 import type { PodWatcher } from "./pod-watcher.ts";
-import type { Router } from "./routing.ts";
+import type { Router } from "./routing/routing.ts";
 
 export type KubeTimings = {
   /** A run pod not Running by then fails its start (kubernetes.md §2.4: 120 s). */

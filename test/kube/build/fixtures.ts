@@ -4,7 +4,7 @@ import type { BuildConfig } from "../../../src/config/kube.ts";
 import type { RunBundle } from "../../../src/contract/wire.ts";
 import { kubeApi } from "../../../src/kube/api.ts";
 import { BundleStore } from "../../../src/kube/bundle-store.ts";
-import { type EnsureImageInput, ImageBuilder, type ImageBuilderOptions } from "../../../src/kube/image-build.ts";
+import { type EnsureImageInput, ImageBuilder, type ImageBuilderOptions } from "../../../src/kube/build/image-build.ts";
 import { createLogger } from "../../../src/log.ts";
 import type { SimulatedCluster } from "../../../src/sim/index.ts";
 

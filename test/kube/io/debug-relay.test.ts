@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DebugFrame } from "../../../src/contract/wire.ts";
-import { MAX_BLOCK_CHARS, relayDebugStream } from "../../../src/kube/debug-relay.ts";
+import { MAX_BLOCK_CHARS, relayDebugStream } from "../../../src/kube/io/debug-relay.ts";
 import { freePort } from "../../support/processes.ts";
 import { waitFor } from "../../sim/helpers.ts";
 

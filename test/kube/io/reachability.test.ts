@@ -3,7 +3,7 @@
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReachabilityState } from "../../../src/contract/wire.ts";
-import { watchReachability } from "../../../src/kube/reachability.ts";
+import { watchReachability } from "../../../src/kube/io/reachability.ts";
 import { waitFor } from "../../sim/helpers.ts";
 import { freePort } from "../../support/processes.ts";
 

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import * as v from "valibot";
-import { type DebugFrame, DebugFrameSchema } from "../contract/wire.ts";
+import { type DebugFrame, DebugFrameSchema } from "../../contract/wire.ts";
 
 const DEFAULT_RETRY_MS = 500;
 

@@ -5,7 +5,7 @@
  */
 import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ReachabilityState } from "../contract/wire.ts";
+import type { ReachabilityState } from "../../contract/wire.ts";
 
 export interface ReachabilityTimings {
   /** A connect attempt that has not completed by then counts as failed. */

@@ -5,23 +5,23 @@
  * terminal status; delete it on stop.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import type { BackendCallbacks, StartSpec, Workload } from "../sessions/backend.ts";
-import { SessionStartError } from "../sessions/backend.ts";
-import { withDeadline } from "./api.ts";
-import { type Attachment, attachContainer } from "./attach.ts";
-import { BundleArchiveError, bundleArchive } from "./bundle-archive.ts";
-import { type KubeContext, runnerLine } from "./context.ts";
-import { relayDebugStream } from "./debug-relay.ts";
-import { watchReachability } from "./reachability.ts";
-import { publishService } from "./routing.ts";
-import { appPod } from "./specs/app-pod.ts";
-import { clampLimits } from "./specs/limits.ts";
-import { RUN_INSPECT_PORT, runPod } from "./specs/run-pod.ts";
-import { readSessionConfig, type SessionRecord } from "./specs/session-record.ts";
-import { apiReason, isNotFound } from "./status/api-error.ts";
-import { sessionEndpoints } from "./status/endpoints.ts";
-import { provisionMessage } from "./status/provision.ts";
-import { podFailureMessage, terminalStatus, type TerminalStatus } from "./status/terminal.ts";
+import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend.ts";
+import { SessionStartError } from "../../sessions/backend.ts";
+import { withDeadline } from "../api.ts";
+import { type Attachment, attachContainer } from "../io/attach.ts";
+import { BundleArchiveError, bundleArchive } from "../bundle-archive.ts";
+import { type KubeContext, runnerLine } from "../context.ts";
+import { relayDebugStream } from "../io/debug-relay.ts";
+import { watchReachability } from "../io/reachability.ts";
+import { publishService } from "../routing/routing.ts";
+import { appPod } from "../specs/app-pod.ts";
+import { clampLimits } from "../specs/limits.ts";
+import { RUN_INSPECT_PORT, runPod } from "../specs/run-pod.ts";
+import { readSessionConfig, type SessionRecord } from "../specs/session-record.ts";
+import { apiReason, isNotFound } from "../status/api-error.ts";
+import { sessionEndpoints } from "../status/endpoints.ts";
+import { provisionMessage } from "../status/provision.ts";
+import { podFailureMessage, terminalStatus, type TerminalStatus } from "../status/terminal.ts";
 
 const CREATE_DEADLINE_MS = 30_000;
 /** Output kept from the pod log when the terminal never saw any (an app that exited at once). */

@@ -9,18 +9,18 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import * as v from "valibot";
-import type { KubeRunnerConfig } from "../config/kube.ts";
-import type { PortMapping } from "../contract/wire.ts";
-import type { Logger } from "../log.ts";
-import { type KubeApi, withDeadline } from "./api.ts";
-import type { RoutingDecision, RoutingProbe } from "./routing-resolution.ts";
-import { GATEWAY_API_GROUP, sessionHttpRoutes } from "./specs/http-route.ts";
-import { sessionIngress } from "./specs/ingress.ts";
-import { httpRouteName, ingressName, serviceName, sessionHost, sessionSelector } from "./specs/names.ts";
-import type { OwnerPod } from "./specs/owner.ts";
-import { replacementOf, serviceReplacement } from "./specs/replacement.ts";
-import { sessionService } from "./specs/service.ts";
-import { isConflict, isNotFound } from "./status/api-error.ts";
+import type { KubeRunnerConfig } from "../../config/kube.ts";
+import type { PortMapping } from "../../contract/wire.ts";
+import type { Logger } from "../../log.ts";
+import { type KubeApi, withDeadline } from "../api.ts";
+import type { RoutingDecision, RoutingProbe } from "./resolution.ts";
+import { GATEWAY_API_GROUP, sessionHttpRoutes } from "../specs/http-route.ts";
+import { sessionIngress } from "../specs/ingress.ts";
+import { httpRouteName, ingressName, serviceName, sessionHost, sessionSelector } from "../specs/names.ts";
+import type { OwnerPod } from "../specs/owner.ts";
+import { replacementOf, serviceReplacement } from "../specs/replacement.ts";
+import { sessionService } from "../specs/service.ts";
+import { isConflict, isNotFound } from "../status/api-error.ts";
 import {
   deadlineReason,
   httpRouteUnclaimedReason,
@@ -29,7 +29,7 @@ import {
   ingressVerdict,
   routeReadErrorLine,
   type RouteVerdict,
-} from "./status/route-health.ts";
+} from "../status/route-health.ts";
 
 /** A routed tcp port and its public host. */
 export interface PublishedHost {
