@@ -11,6 +11,7 @@ import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./image-picker.ts";
 import { notOfferedMessage } from "./image-catalog.ts";
+import { deletePod } from "./session/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, managedBySelector, workspaceConfigMapName } from "./specs/names.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
@@ -165,9 +166,9 @@ async function reapPods(ctx: KubeContext, pods: V1Pod[]): Promise<void> {
     pods.map(async (pod) => {
       const name = pod.metadata?.name ?? "";
       try {
-        await ctx.api.core.deleteNamespacedPod({ name, namespace: ctx.config.sessionPods.namespace, gracePeriodSeconds: 0 });
+        await deletePod(ctx, name);
       } catch (error) {
-        if (!isNotFound(error)) failures.push({ name, message: apiReason(error) });
+        failures.push({ name, message: apiReason(error) });
       }
     }),
   );

@@ -69,7 +69,7 @@ const backend = createKubeBackend(
       ? new ImageBuilder({ api, build: kube.build, bundles, log, managedBy: kube.sessionPods.managedBy, initImage: kube.RUNNER_INIT_IMAGE })
       : undefined,
     log,
-    timings: { ...DEFAULT_KUBE_TIMINGS, runStartDeadlineMs: kube.RUNNER_START_DEADLINE_SECONDS * 1000 },
+    timings: { ...DEFAULT_KUBE_TIMINGS, startDeadlineMs: kube.RUNNER_START_DEADLINE_SECONDS * 1000 },
     podAnnotations: kube.RUNNER_SIMULATED_CLUSTER ? simulatedBehaviourAnnotations : () => ({}),
   },
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },

@@ -1,43 +1,39 @@
 /**
- * A watch session (kubernetes.md §4): one pod holding a shared workspace, the runner-owned
- * `workspace` container serving it, one `app-<name>` container per app running
- * `telo run --watch`, and optionally the co-resident agent. The session outlives its runs and
- * its pods: an app-set change recreates the pod under a new name, a suspend deletes it, and a
- * resume is a fresh start under the same session id.
- *
- * Pods are followed through the shared pod watcher only, never a watch of their own. Every
- * bring-up that created a pod and then failed deletes that pod again (the reference left it).
+ * A watch session (kubernetes.md §4) as the engine runs it: one pod holding a shared workspace,
+ * the runner-owned `workspace` container serving it, one `app-<name>` container per app
+ * running `telo run --watch`, and optionally the co-resident agent. Serving means Running with
+ * an IP and the workspace answering. What watch adds to the engine: the workspace seed, port
+ * changes declared by the kernels, and a new pod (under a new name) on an app-set change; a
+ * suspend deletes the pod, a resume is a fresh start under the same session id.
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { setTimeout as sleep } from "node:timers/promises";
-import * as v from "valibot";
-import type { DebugFrame, PortMapping, ResolvedApp, RunStatus, WorkspaceChangeSet } from "../../contract/wire.ts";
+import type { DebugFrame, ResolvedApp, RunStatus, WorkspaceChangeSet } from "../../contract/wire.ts";
 import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend.ts";
 import { SessionStartError } from "../../sessions/backend.ts";
-import { withDeadline } from "../api.ts";
-import { type Attachment, attachContainer } from "../io/attach.ts";
 import { type KubeContext, runnerLine } from "../context.ts";
-import { relayDebugStream } from "../io/debug-relay.ts";
-import { type AgentPort, type PortChange, planPortChange, routedPorts } from "./port-changes.ts";
-import { watchReachability } from "../io/reachability.ts";
-import { publishService } from "../routing/routing.ts";
-import { sessionFacts } from "./run-session.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { appContainerName, watchPodName, watchPodSuffix, workspaceConfigMapName } from "../specs/names.ts";
 import { WATCH_INSPECT_BASE_PORT, watchPod } from "../specs/watch-pod.ts";
-import { workspaceConfigMap } from "../specs/workspace-configmap.ts";
-import { apiFailureMessage, apiReason, isConflict, isNotFound } from "../status/api-error.ts";
+import { apiFailureMessage, apiReason } from "../status/api-error.ts";
 import { agentEndpoint, type EndpointContext, sessionEndpoints } from "../status/endpoints.ts";
+import type { PodDecision } from "../status/pod-decision.ts";
 import { appRunEnds } from "../status/run-ended.ts";
-import { bringUpState, watchSessionEnd } from "../status/watch-pod-status.ts";
+import { watchSessionEnd } from "../status/watch-pod-status.ts";
 import type { TerminalStatus } from "../status/terminal.ts";
 import { WORKSPACE_APP_MANIFEST } from "../workspace-app/manifest.ts";
+import { declaredPorts, endpointReport } from "./declared-ports.ts";
+import { type AgentPort, type PortChange, planPortChange, routedPorts } from "./port-changes.ts";
+import { publishRoutes } from "./publish.ts";
+import { type AppFollower, followApp } from "./relays.ts";
+import { sessionFacts } from "./run-session.ts";
+import { SessionPod, StartFailure } from "./session-pod.ts";
+import { ContainerTerminal } from "./terminal.ts";
+import { ensureWorkspaceConfigMap } from "./workspace-configmap.ts";
 import { type PodWorkspaceClient, workspaceClient } from "./workspace-client.ts";
 import { restoreChangeSet, seedChangeSet, touchChangeSet } from "./workspace-seed.ts";
 
-/** §4.3 step 2: the pod must run with an IP by then. */
-const POD_START_DEADLINE_MS = 180_000;
-/** §4.3 step 3: then the workspace surface must answer, probed every half second. */
+/** §4.3 step 3: once Running, the workspace surface must answer, probed every half second. */
 const WORKSPACE_READY_DEADLINE_MS = 120_000;
 const WORKSPACE_POLL_MS = 500;
 
@@ -45,8 +41,6 @@ export type WatchSessionOptions = {
   /** RUNNER_WATCH_MAX_TTL_SECONDS: the pod's activeDeadlineSeconds. */
   ttlSeconds: number;
 };
-
-const CALL_DEADLINE_MS = 30_000;
 
 /** Makes every pod name of this process unique even within one millisecond (§4.2). */
 let podCounter = 0;
@@ -57,74 +51,20 @@ function nextPodSuffix(): string {
   return watchPodSuffix(Date.now(), podCounter);
 }
 
-/**
- * Ensures the content-addressed workspace-app ConfigMap (§4.1): read → present → done; 404 →
- * create, where a 409 means a concurrent creator wrote the same bytes. Never updated.
- */
-export async function ensureWorkspaceConfigMap(ctx: KubeContext): Promise<void> {
-  const { namespace, managedBy } = ctx.config.sessionPods;
-  const body = workspaceConfigMap({ manifest: WORKSPACE_APP_MANIFEST, namespace, managedBy });
-  const name = body.metadata!.name!;
-  try {
-    await withDeadline(ctx.api.core.readNamespacedConfigMap({ name, namespace }), CALL_DEADLINE_MS, `reading ConfigMap ${name}`);
-    return;
-  } catch (error) {
-    if (!isNotFound(error)) {
-      throw new SessionStartError("create", apiFailureMessage("could not read the workspace-app ConfigMap", error), { cause: error });
-    }
-  }
-  try {
-    await withDeadline(ctx.api.core.createNamespacedConfigMap({ namespace, body }), CALL_DEADLINE_MS, `creating ConfigMap ${name}`);
-  } catch (error) {
-    if (!isConflict(error)) {
-      throw new SessionStartError("create", apiFailureMessage("could not create the workspace-app ConfigMap", error), { cause: error });
-    }
-  }
-}
-
-const DeclaredPortsSchema = v.object({
-  ports: v.array(v.looseObject({ port: v.unknown(), protocol: v.optional(v.unknown()) })),
-});
-
-/**
- * The ports a `Kernel.PortsResolved` frame declares (contract.md §9.3): non-integer ports are
- * skipped, `"udp"` is udp and anything else tcp. Undefined for any other frame.
- */
-export function declaredPorts(frame: DebugFrame): PortMapping[] | undefined {
-  if (frame.event !== "Kernel.PortsResolved") return undefined;
-  const parsed = v.safeParse(DeclaredPortsSchema, frame.payload);
-  if (!parsed.success) return undefined;
-  return parsed.output.ports.flatMap(({ port, protocol }) =>
-    typeof port === "number" && Number.isInteger(port) && port >= 1 && port <= 65535
-      ? [{ port, protocol: protocol === "udp" ? ("udp" as const) : ("tcp" as const) }]
-      : [],
-  );
-}
-
-/** The `endpoints` report of an accepted port change; empty lists are left out. */
-export function endpointReport(change: PortChange, context: EndpointContext) {
-  return {
-    ...(change.added.length > 0 && { added: sessionEndpoints(change.added, context) }),
-    ...(change.removed.length > 0 && { removed: sessionEndpoints(change.removed, context) }),
-    ...(change.rejected.length > 0 && { rejected: change.rejected }),
-  };
-}
-
-/** A bring-up that ended before the pod served; the pod it created (if any) is deleted. */
-class BringUpFailure extends Error {}
-
 /** What one live pod holds; cleared on teardown, so a late callback of an old pod finds nothing. */
 type Runtime = {
-  podName: string;
+  pod: SessionPod;
   podUid: string;
   podIp: string;
   workspace: PodWorkspaceClient;
-  attachments: Map<string, Attachment>;
-  /** Aborts relays, reachability, route health and re-attaches of this pod. */
+  terminals: Map<string, ContainerTerminal>;
+  followers: Map<string, AppFollower>;
+  /** Aborts relays, reachability and route health of this pod. */
   abort: AbortController;
   /** Route health of the last publish; replaced on every republish. */
   routeHealth: AbortController | undefined;
-  unsubscribe: () => void;
+  /** Set once the bring-up is over: the pod's changes are the session's from then on. */
+  serving: boolean;
   /** Apps whose container end was reported for this pod (§4.8: once per container per pod). */
   ended: Set<string>;
 };
@@ -202,43 +142,42 @@ export class WatchSession {
   }
 
   /**
-   * §4.3: create the pod (or take the existing one), wait for Running with an IP, wait for the
-   * workspace surface, then attach, write `seed`, publish, relay and watch. Throws a
-   * SessionStartError; a pod created here is deleted again on any failure.
+   * §4.3: create the pod (or take the existing one), wait for it to serve, then attach, write
+   * `seed`, publish, relay and watch. Throws a SessionStartError; a pod created here is
+   * deleted again on any failure after its create.
    */
   async #bringUp(input: { seed?: WorkspaceChangeSet; existing?: V1Pod }): Promise<void> {
     const suffix = input.existing ? undefined : nextPodSuffix();
     const podName = input.existing?.metadata?.name ?? watchPodName(this.#spec.sessionId, suffix!);
-    // The attempt ends on a stop, or when the pod dies before it is live.
+    // The attempt ends on a stop, or when the pod dies before it serves.
     const attempt = new AbortController();
-    const onStop = () => attempt.abort(new BringUpFailure("the session was stopped"));
-    const stopRequested = this.#callbacks.stopRequested;
-    if (stopRequested.aborted) onStop();
-    else stopRequested.addEventListener("abort", onStop, { once: true });
-    const follow = this.#followBringUp(podName, attempt);
+    const stopped = AbortSignal.any([attempt.signal, this.#callbacks.stopRequested]);
+    const pod = new SessionPod(this.#ctx, {
+      podName,
+      needsIp: true,
+      finishedRan: false,
+      stopRequested: stopped,
+      onProgress: (message) => this.#callbacks.onProgress("provision", message),
+    });
     try {
-      if (suffix !== undefined) await this.#createPod(suffix);
-      follow.check();
-      const pod = await follow.running;
-      const podIp = pod.status!.podIP!;
-      const workspace = workspaceClient(podIp);
-      await this.#waitForWorkspace(workspace, attempt.signal);
-      await this.#goLive({ podName, podUid: pod.metadata?.uid ?? "", podIp, workspace }, input.seed, attempt.signal);
-      // A stop that arrived while going live: the runtime it could not see is torn down now.
-      if (attempt.signal.aborted) throw attempt.signal.reason;
-      // The pod ended while going live; its terminal status is out already.
-      if (this.#finished) throw new BringUpFailure("the session pod ended while starting");
+      if (suffix === undefined) pod.check();
+      else await pod.create(this.#podBody(suffix));
+      const { pod: current } = await pod.started;
+      const runtime = this.#newRuntime(pod, current);
+      pod.goLive((live, decision) => this.#onPodChange(runtime, live, decision, attempt));
+      await this.#waitForWorkspace(runtime.workspace, stopped);
+      await this.#goLive(runtime, input.seed, stopped);
+      // A stop or the pod's end while going live: the runtime is torn down now.
+      if (stopped.aborted) throw new StartFailure(this.#callbacks.stopRequested.aborted ? "the session was stopped" : String(attempt.signal.reason));
+      if (this.#finished) throw new StartFailure("the session pod ended while starting");
+      runtime.serving = true;
+      this.#onPodChange(runtime, this.#ctx.watcher.get(podName), undefined, attempt);
     } catch (error) {
-      follow.cancel();
-      const failure = await this.#discardPod(podName, error);
-      throw failure;
-    } finally {
-      stopRequested.removeEventListener("abort", onStop);
+      throw await this.#discardPod(pod, error);
     }
-    follow.cancel();
   }
 
-  async #createPod(nameSuffix: string): Promise<void> {
+  #podBody(nameSuffix: string): V1Pod {
     const { config } = this.#ctx;
     const spec = { ...this.#spec, apps: this.#apps };
     const pod = watchPod({
@@ -253,72 +192,25 @@ export class WatchSession {
       ...(this.#spec.agent && { agent: this.#spec.agent }),
     });
     pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.podAnnotations(spec) };
-    try {
-      await withDeadline(
-        this.#ctx.api.core.createNamespacedPod({ namespace: config.sessionPods.namespace, body: pod }),
-        CALL_DEADLINE_MS,
-        "the pod create call",
-      );
-    } catch (error) {
-      throw new SessionStartError("create", `could not create the session pod: ${apiReason(error)}`, { cause: error });
-    }
+    return pod;
   }
 
-  /**
-   * Follows the pod through the shared watcher from before its creation (no event can be
-   * missed): `running` settles once it runs with an IP, or rejects on its end, the start
-   * deadline or a stop; after that, a pod that dies aborts `attempt` so the workspace wait
-   * ends at once instead of at its own deadline.
-   */
-  #followBringUp(podName: string, attempt: AbortController): { running: Promise<V1Pod>; check(): void; cancel(): void } {
-    let lastProvision: string | undefined;
-    let settled = false;
-    let resolveRunning!: (pod: V1Pod) => void;
-    let rejectRunning!: (error: Error) => void;
-    const running = new Promise<V1Pod>((resolve, reject) => {
-      resolveRunning = resolve;
-      rejectRunning = reject;
-    });
-    // Handled by whoever awaits it; a failure before the create awaits it must not go unhandled.
-    running.catch(() => undefined);
-    const onPod = (pod: V1Pod | undefined) => {
-      const state = bringUpState(pod);
-      if (state.kind === "failed") {
-        if (!settled) fail(new BringUpFailure(state.message));
-        else attempt.abort(new BringUpFailure(state.message));
-      } else if (!settled && state.kind === "running") {
-        settled = true;
-        clearTimeout(deadline);
-        resolveRunning(pod!);
-      } else if (!settled && state.kind === "waiting" && state.provision !== undefined && state.provision !== lastProvision) {
-        lastProvision = state.provision;
-        this.#callbacks.onProgress("provision", state.provision);
-      }
+  #newRuntime(pod: SessionPod, current: V1Pod): Runtime {
+    const podIp = current.status!.podIP!;
+    const runtime: Runtime = {
+      pod,
+      podUid: current.metadata?.uid ?? "",
+      podIp,
+      workspace: workspaceClient(podIp),
+      terminals: new Map(),
+      followers: new Map(),
+      abort: new AbortController(),
+      routeHealth: undefined,
+      serving: false,
+      ended: new Set(),
     };
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
-      rejectRunning(error);
-    };
-    const unsubscribe = this.#ctx.watcher.subscribe(podName, onPod);
-    const deadline = setTimeout(() => fail(new BringUpFailure("pod did not reach Running within the start deadline")), POD_START_DEADLINE_MS);
-    deadline.unref();
-    const onAbort = () => fail(attempt.signal.reason as Error);
-    attempt.signal.addEventListener("abort", onAbort, { once: true });
-    if (attempt.signal.aborted) onAbort();
-    return {
-      running,
-      check: () => {
-        const cached = this.#ctx.watcher.get(podName);
-        if (cached) onPod(cached);
-      },
-      cancel: () => {
-        fail(new BringUpFailure("bring-up cancelled"));
-        unsubscribe();
-        attempt.signal.removeEventListener("abort", onAbort);
-      },
-    };
+    this.#runtime = runtime;
+    return runtime;
   }
 
   /** §4.3 step 3: `GET /workspace` every poll interval until it answers or the deadline passes. */
@@ -326,18 +218,64 @@ export class WatchSession {
     this.#callbacks.onProgress("boot", "Starting workspace");
     const deadline = performance.now() + WORKSPACE_READY_DEADLINE_MS;
     let lastError = "no response";
-    for (;;) {
-      if (signal.aborted) throw signal.reason;
+    while (!signal.aborted) {
       try {
         await workspace.tree(signal);
         return;
       } catch (error) {
         lastError = error instanceof Error ? error.message : String(error);
       }
-      if (signal.aborted) throw signal.reason;
       if (performance.now() >= deadline) throw new SessionStartError("start", `workspace container did not become ready: ${lastError}`);
       await sleep(WORKSPACE_POLL_MS, undefined, { signal }).catch(() => undefined);
     }
+  }
+
+  /**
+   * A failed bring-up: delete the pod it may have created (grace 0, 404 ok) and say why it
+   * failed. A delete that fails too is part of the message, as for run sessions.
+   */
+  async #discardPod(pod: SessionPod, error: unknown): Promise<Error> {
+    const failure =
+      error instanceof SessionStartError ? error : new SessionStartError("start", error instanceof Error ? error.message : String(error), { cause: error });
+    if (this.#runtime?.pod === pod) this.#releaseRuntime();
+    pod.release();
+    if (failure.stage === "create") return failure;
+    try {
+      await pod.delete();
+    } catch (deleteError) {
+      return new SessionStartError("start", `${failure.message}; deleting the pod failed: ${apiReason(deleteError)}`, { cause: deleteError });
+    }
+    return failure;
+  }
+
+  /**
+   * §4.3 steps 4–8: attach every app, seed, publish, relay, reach. Unlike the reference, the
+   * apps are attached before the seed: their containers wait for their entries, so what a
+   * kernel prints on its first load (a manifest error, say) reaches the terminal.
+   */
+  async #goLive(runtime: Runtime, seed: WorkspaceChangeSet | undefined, signal: AbortSignal): Promise<void> {
+    await Promise.all(this.#apps.map((app) => this.#openTerminal(runtime, app)));
+    if (seed) await this.#write(runtime.workspace, seed, signal, "seeding the workspace");
+    try {
+      await this.#publish(runtime);
+    } catch (error) {
+      throw new SessionStartError("start", apiFailureMessage("could not publish the session's endpoints", error), { cause: error });
+    }
+    this.#apps.forEach((app, index) => {
+      const follower = followApp({
+        podIp: runtime.podIp,
+        inspectPort: WATCH_INSPECT_BASE_PORT + index,
+        ports: app.ports,
+        signal: runtime.abort.signal,
+        onDebug: (frame) => {
+          this.#onPortsDeclared(runtime, app.name, frame);
+          this.#callbacks.onDebug(app.name, frame);
+        },
+        onReachability: (port, state) => this.#callbacks.onReachability(app.name, port, state),
+        say: (text) => this.#callbacks.onOutput(app.name, runnerLine(text), app.io === "tty" ? "tty" : "stderr"),
+      });
+      runtime.followers.set(app.name, follower);
+    });
   }
 
   async #write(workspace: PodWorkspaceClient, changes: WorkspaceChangeSet, signal: AbortSignal, what: string): Promise<void> {
@@ -349,144 +287,37 @@ export class WatchSession {
     }
   }
 
-  /**
-   * A failed bring-up: delete the pod it may have created (grace 0, 404 ok) and say why it
-   * failed. A delete that fails too is part of the message, as for run sessions.
-   */
-  async #discardPod(podName: string, error: unknown): Promise<Error> {
-    const failure =
-      error instanceof SessionStartError
-        ? error
-        : error instanceof BringUpFailure
-          ? new SessionStartError("start", error.message, { cause: error })
-          : new SessionStartError("start", error instanceof Error ? error.message : String(error), { cause: error });
-    if (this.#runtime?.podName === podName) {
-      this.#releaseRuntime();
-    }
-    if (failure.stage === "create") return failure;
-    try {
-      await this.#deletePod(podName);
-    } catch (deleteError) {
-      return new SessionStartError("start", `${failure.message}; deleting the pod failed: ${apiReason(deleteError)}`, { cause: deleteError });
-    }
-    return failure;
-  }
-
-  /**
-   * §4.3 steps 4–8: record the runtime, attach every app, seed, publish, relay, reach, watch.
-   * Unlike the reference, the apps are attached before the seed: their containers wait for
-   * their entries, so what a kernel prints on its first load (a manifest error, say) reaches
-   * the terminal instead of racing the attach.
-   */
-  async #goLive(
-    pod: { podName: string; podUid: string; podIp: string; workspace: PodWorkspaceClient },
-    seed: WorkspaceChangeSet | undefined,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const runtime: Runtime = {
-      ...pod,
-      attachments: new Map(),
-      abort: new AbortController(),
-      routeHealth: undefined,
-      unsubscribe: () => undefined,
-      ended: new Set(),
-    };
-    this.#runtime = runtime;
-    await Promise.all(this.#apps.map((app) => this.#attach(runtime, app)));
-    if (seed) await this.#write(runtime.workspace, seed, signal, "seeding the workspace");
-    try {
-      await this.#publish(runtime);
-    } catch (error) {
-      throw new SessionStartError("start", apiFailureMessage("could not publish the session's endpoints", error), { cause: error });
-    }
-    this.#apps.forEach((app, index) => {
-      void relayDebugStream(
-        `http://${runtime.podIp}:${WATCH_INSPECT_BASE_PORT + index}/events`,
-        (frame) => {
-          this.#onPortsDeclared(runtime, app.name, frame);
-          this.#callbacks.onDebug(app.name, frame);
-        },
-        runtime.abort.signal,
-      );
-      this.#watchReachability(runtime, app.name, app.ports);
-    });
-    runtime.unsubscribe = this.#ctx.watcher.subscribe(runtime.podName, (current) => this.#onLivePod(runtime, current));
-    const cached = this.#ctx.watcher.get(runtime.podName);
-    // The pod may have changed (an app container ended) while the bring-up was busy.
-    this.#onLivePod(runtime, cached);
-  }
-
-  /** §4.5: one attach per app; `tty` apps get one merged stream, `streams` apps stdout and stderr. */
-  async #attach(runtime: Runtime, app: ResolvedApp): Promise<void> {
-    if (this.#runtime !== runtime) return;
+  /** §4.5: one terminal per app; `tty` apps get one merged stream, `streams` apps stdout and stderr. */
+  async #openTerminal(runtime: Runtime, app: ResolvedApp): Promise<void> {
     const tty = app.io === "tty";
-    let attachment: Attachment;
-    try {
-      attachment = await attachContainer(this.#ctx.api.kubeConfig, {
-        namespace: this.#ctx.config.sessionPods.namespace,
-        pod: runtime.podName,
-        container: appContainerName(app.name),
-        tty,
-        onOutput: (bytes, stream) => this.#callbacks.onOutput(app.name, bytes, tty ? "tty" : stream),
-      });
-    } catch (error) {
-      this.#callbacks.onOutput(app.name, runnerLine(`failed to attach: ${apiReason(error)}`), tty ? "tty" : "stderr");
-      return;
-    }
-    if (this.#runtime !== runtime) {
-      attachment.close();
-      return;
-    }
-    runtime.attachments.set(app.name, attachment);
-    void attachment.closed.then(() => {
-      // A stream cut while the container still runs (network, apiserver restart) is re-attached;
-      // a container that ended stays detached (restartPolicy Never: it will not come back).
-      if (this.#runtime !== runtime || runtime.attachments.get(app.name) !== attachment) return;
-      runtime.attachments.delete(app.name);
-      setTimeout(() => {
-        if (this.#runtime === runtime && this.#containerRunning(runtime.podName, app.name)) void this.#attach(runtime, app);
-      }, this.#ctx.timings.reattachDelayMs).unref();
+    const terminal = new ContainerTerminal(this.#ctx, {
+      podName: runtime.pod.name,
+      container: appContainerName(app.name),
+      tty,
+      onOutput: (bytes, tag) => this.#callbacks.onOutput(app.name, bytes, tag),
+      say: (text) => this.#callbacks.onOutput(app.name, runnerLine(text), tty ? "tty" : "stderr"),
     });
-  }
-
-  #containerRunning(podName: string, appName: string): boolean {
-    const status = this.#ctx.watcher.get(podName)?.status?.containerStatuses?.find((s) => s.name === appContainerName(appName));
-    return status?.state?.running !== undefined;
+    runtime.terminals.set(app.name, terminal);
+    await terminal.open();
   }
 
   /**
-   * §4.6: the Service over every routed port (create-or-replace: an earlier pod of this session
-   * may have made it), then the routes, always (an empty set drops stale ones), then route
-   * health for the new hosts. Rejects with the API error.
+   * §4.6: the Service over every routed port (create-or-replace), then the routes, always (an
+   * empty set drops stale ones), then route health for the new hosts. Rejects with the API error.
    */
   async #publish(runtime: Runtime): Promise<void> {
-    const router = this.#ctx.router;
-    if (!router) return;
-    const ports = routedPorts(this.#apps, this.#agentPort());
-    const owner = { name: runtime.podName, uid: runtime.podUid };
-    if (ports.length > 0) {
-      await publishService(this.#ctx.api, {
-        sessionId: this.#spec.sessionId,
-        ports,
-        owner,
-        namespace: this.#ctx.config.sessionPods.namespace,
-        managedBy: this.#ctx.config.sessionPods.managedBy,
-        replace: true,
-      });
-    }
-    const hosts = await router.publish({ sessionId: this.#spec.sessionId, ports, owner });
-    if (this.#runtime !== runtime) return;
+    if (!this.#ctx.router) return;
     runtime.routeHealth?.abort();
     const routeHealth = new AbortController();
     runtime.abort.signal.addEventListener("abort", () => routeHealth.abort(), { once: true });
     runtime.routeHealth = routeHealth;
-    router.watchRouteHealth(this.#spec.sessionId, hosts, routeHealth.signal);
-  }
-
-  #watchReachability(runtime: Runtime, appName: string, ports: readonly PortMapping[]): void {
-    const tcp = ports.filter((port) => port.protocol === "tcp").map((port) => port.port);
-    if (tcp.length === 0) return;
-    watchReachability(runtime.podIp, tcp, (port, state) => this.#callbacks.onReachability(appName, port, state), runtime.abort.signal);
+    await publishRoutes(this.#ctx, {
+      sessionId: this.#spec.sessionId,
+      ports: routedPorts(this.#apps, this.#agentPort()),
+      owner: { name: runtime.pod.name, uid: runtime.podUid },
+      replace: true,
+      signal: routeHealth.signal,
+    });
   }
 
   /** §4.6 "port change on reload": diff, accept or reject, republish, report, then reach. */
@@ -519,17 +350,19 @@ export class WatchSession {
     }
     if (this.#runtime !== runtime) return;
     this.#callbacks.onEndpoints(appName, endpointReport(change, this.#endpointContext()));
-    this.#watchReachability(runtime, appName, change.added);
+    runtime.followers.get(appName)?.watchPorts(change.added);
   }
 
-  /** §4.8 on every event of the live pod. */
-  #onLivePod(runtime: Runtime, pod: V1Pod | undefined): void {
+  /** Every change of a pod past Running: during the bring-up its death ends the attempt; then §4.8. */
+  #onPodChange(runtime: Runtime, pod: V1Pod | undefined, decision: PodDecision | undefined, attempt: AbortController): void {
     if (this.#runtime !== runtime || this.#finished) return;
-    const userStopped = this.#callbacks.isUserStopped();
-    if (!pod) {
-      void this.#finish(userStopped ? { kind: "stopped" } : { kind: "failed", message: "pod disappeared" });
+    if (!runtime.serving) {
+      if (decision?.kind === "gone") attempt.abort("pod disappeared before reaching Running");
+      else if (decision?.kind === "ended") attempt.abort(`pod reached ${decision.pod.status?.phase} before serving`);
       return;
     }
+    const userStopped = this.#callbacks.isUserStopped();
+    if (!pod) return void this.#finish(userStopped ? { kind: "stopped" } : { kind: "failed", message: "pod disappeared" });
     if (!userStopped) {
       for (const end of appRunEnds(pod)) {
         if (runtime.ended.has(end.app)) continue;
@@ -565,29 +398,17 @@ export class WatchSession {
     const runtime = this.#runtime;
     if (!runtime) return undefined;
     this.#runtime = undefined;
-    runtime.unsubscribe();
+    runtime.pod.release();
     runtime.abort.abort();
-    for (const attachment of runtime.attachments.values()) attachment.close();
-    runtime.attachments.clear();
+    for (const terminal of runtime.terminals.values()) terminal.close();
+    runtime.terminals.clear();
     return runtime;
   }
 
   /** §4.4 teardown: the pod watch first, so the delete is not reported as the session failing. */
   async #teardown(): Promise<void> {
     const runtime = this.#releaseRuntime();
-    if (runtime) await this.#deletePod(runtime.podName);
-  }
-
-  async #deletePod(podName: string): Promise<void> {
-    try {
-      await withDeadline(
-        this.#ctx.api.core.deleteNamespacedPod({ name: podName, namespace: this.#ctx.config.sessionPods.namespace, gracePeriodSeconds: 0 }),
-        CALL_DEADLINE_MS,
-        "the pod delete call",
-      );
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
+    if (runtime) await runtime.pod.delete();
   }
 
   /** §4.4: the entry's own bytes written back, which the kernel's file watcher sees as a change. */
@@ -602,8 +423,7 @@ export class WatchSession {
   /**
    * §4.4: a pod's containers are fixed at creation, so a new app set is a new pod: snapshot the
    * workspace, tear the pod down, bring up a new one with the snapshot written back instead of
-   * the bundle (never the bundle: the workspace has moved on since the start).
-   * A failure ends the session (the core reports it as `changing the app set failed`).
+   * the bundle (the workspace has moved on since the start). A failure ends the session.
    */
   async #setApps(next: ResolvedApp[]): Promise<void> {
     const runtime = this.#runtime;
@@ -623,6 +443,18 @@ export class WatchSession {
     this.#announceRunning();
   }
 
+  /** A stop or a suspend: the pod goes; a stop also reports `stopped`. */
+  async #close(report: boolean): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    try {
+      await this.#teardown();
+    } finally {
+      if (report) this.#callbacks.onStatus({ kind: "stopped" });
+      this.#resolveDone();
+    }
+  }
+
   #workload(): Workload {
     const session = this;
     return {
@@ -630,8 +462,8 @@ export class WatchSession {
       get workspace() {
         return session.#runtime?.workspace;
       },
-      writeStdin: (app, bytes) => this.#runtime?.attachments.get(app)?.writeStdin(bytes),
-      resize: (app, cols, rows) => this.#runtime?.attachments.get(app)?.resize(cols, rows),
+      writeStdin: (app, bytes) => this.#runtime?.terminals.get(app)?.writeStdin(bytes),
+      resize: (app, cols, rows) => this.#runtime?.terminals.get(app)?.resize(cols, rows),
       reload: (app) => this.#reload(app),
       setApps: (apps) => {
         // One change at a time: a second one would find the pod of the first torn down.
@@ -639,25 +471,8 @@ export class WatchSession {
         this.#appChange = change.catch(() => undefined);
         return change;
       },
-      suspend: async () => {
-        if (this.#finished) return;
-        this.#finished = true;
-        try {
-          await this.#teardown();
-        } finally {
-          this.#resolveDone();
-        }
-      },
-      stop: async () => {
-        if (this.#finished) return;
-        this.#finished = true;
-        try {
-          await this.#teardown();
-        } finally {
-          this.#callbacks.onStatus({ kind: "stopped" });
-          this.#resolveDone();
-        }
-      },
+      suspend: () => this.#close(false),
+      stop: () => this.#close(true),
     };
   }
 }

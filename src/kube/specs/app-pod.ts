@@ -46,6 +46,8 @@ export function appPod(input: AppPodInput): V1Pod {
     stdin: true,
     stdinOnce: false,
     tty: true,
+    // An app that fails says why in its log; the termination message then carries its tail.
+    terminationMessagePolicy: "FallbackToLogsOnError",
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),
     securityContext: OPERATOR_CONTAINER_SECURITY,

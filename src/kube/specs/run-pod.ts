@@ -96,11 +96,15 @@ export function runPod(input: RunPodInput): V1Pod {
       { name: "TELO_CACHE_DIR", value: "/telo-cache" },
       { name: "HOME", value: "/home/telo" },
       { name: "npm_config_cache", value: "/home/telo/.npm" },
+      // npm's update check waits on DNS for a registry the pod may not reach (issue 9 bug 11).
+      { name: "npm_config_update_notifier", value: "false" },
       { name: "FORCE_COLOR", value: "1" },
     ],
     stdin: true,
     stdinOnce: false,
     tty: true,
+    // A kernel that fails says why in its log; the termination message then carries its tail.
+    terminationMessagePolicy: "FallbackToLogsOnError",
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),
     volumeMounts: mounts,
