@@ -25,6 +25,8 @@ export type AttachTarget = {
   container: string;
   tty: boolean;
   onOutput(bytes: Buffer, stream: "stdout" | "stderr"): void;
+  /** Ping interval of the heartbeat that finds a dead connection (default 30 s). */
+  heartbeatMs?: number;
 };
 
 export type AttachEnd = { status?: V1Status; error?: Error };
@@ -59,12 +61,8 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
   const closed = new Promise<AttachEnd>((resolve) => (settle = resolve));
   let status: V1Status | undefined;
   let alive = true;
-  const heartbeat = setInterval(() => {
-    if (!alive) return socket.terminate();
-    alive = false;
-    socket.ping();
-  }, PING_INTERVAL_MS);
-  heartbeat.unref();
+  // Started once the socket is open: a ping on a CONNECTING socket throws (issue 11 bug 1).
+  let heartbeat: NodeJS.Timeout | undefined;
 
   socket.on("pong", () => (alive = true));
   socket.on("message", (data: Buffer, isBinary: boolean) => {
@@ -89,7 +87,15 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
   });
 
   await new Promise<void>((resolve, reject) => {
-    socket.once("open", () => resolve());
+    socket.once("open", () => {
+      heartbeat = setInterval(() => {
+        if (!alive) return socket.terminate();
+        alive = false;
+        socket.ping();
+      }, target.heartbeatMs ?? PING_INTERVAL_MS);
+      heartbeat.unref();
+      resolve();
+    });
     socket.once("unexpected-response", (_request, response) => {
       let body = "";
       response.on("data", (chunk: Buffer) => (body += chunk.toString()));
