@@ -207,3 +207,50 @@ describe("relayDebugStream", () => {
     expect(server.requests).toHaveLength(1);
   });
 });
+
+describe("relayDebugStream without id lines", () => {
+  const plain = (n: number, timestamp = "2026-11-29T16:30:00.000Z") => `data: ${JSON.stringify({ ...frame(n), timestamp })}\n\n`;
+
+  it("never relays a frame twice when the inspector replays its whole buffer on reconnect (issue 9 bug 10)", async () => {
+    const server = await inspector([
+      (res) => {
+        stream(res);
+        res.end(plain(1) + plain(2));
+      },
+      (res) => {
+        // The kernel's inspector: every connection gets its buffer from the start, then new frames.
+        stream(res);
+        res.end(plain(1) + plain(2) + plain(3));
+      },
+      (res) => {
+        stream(res);
+        res.write(plain(1) + plain(2) + plain(3) + plain(4));
+      },
+    ]);
+    const { frames } = relay(server.url);
+    // E4 comes after the third replay on the same stream: any frame relayed twice is in by then.
+    await waitFor("the fourth frame", () => frames.some((f) => f.event === "E4"));
+    expect(frames.map((f) => f.event)).toEqual(["E1", "E2", "E3", "E4"]);
+  });
+
+  it("relays a restarted kernel's frames, which its new timestamps tell from a replay", async () => {
+    const server = await inspector([
+      (res) => {
+        stream(res);
+        res.end(plain(1) + plain(2));
+      },
+      (res) => {
+        stream(res);
+        res.write(plain(1, "2026-11-29T16:31:00.000Z") + plain(2, "2026-11-29T16:31:00.000Z"));
+      },
+    ]);
+    const { frames } = relay(server.url);
+    await waitFor("four frames", () => frames.length >= 4);
+    expect(frames.map((f) => `${f.event}@${f.timestamp}`)).toEqual([
+      "E1@2026-11-29T16:30:00.000Z",
+      "E2@2026-11-29T16:30:00.000Z",
+      "E1@2026-11-29T16:31:00.000Z",
+      "E2@2026-11-29T16:31:00.000Z",
+    ]);
+  });
+});
