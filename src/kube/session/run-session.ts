@@ -4,6 +4,7 @@
  * ran; then terminal, routes, debug relay and reachability; its end is the session's end.
  */
 import type { V1Pod } from "@kubernetes/client-node";
+import type { DebugFrame } from "../../contract/wire.ts";
 import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend.ts";
 import { SessionStartError } from "../../sessions/backend.ts";
 import { BundleArchiveError, bundleArchive } from "../bundle-archive.ts";
@@ -46,7 +47,8 @@ export class RunSession {
   #pod: SessionPod | undefined;
   #terminal: ContainerTerminal | undefined;
   #finished = false;
-  #runEnded = false;
+  /** Bug 12 bookkeeping: the kernel's notice seen, a run started on the debug stream, the end reported. */
+  #held = { open: false, runStarted: false, reported: false };
   #resolveDone!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
 
@@ -179,7 +181,7 @@ export class RunSession {
       inspectPort: this.#spec.inspect ? RUN_INSPECT_PORT : undefined,
       ports: this.#app.ports,
       signal: this.#abort.signal,
-      onDebug: (frame) => this.#callbacks.onDebug(this.#app.name, frame),
+      onDebug: (frame) => this.#onDebug(frame),
       onReachability: (port, state) => this.#callbacks.onReachability(this.#app.name, port, state),
       say: (text) => this.#say(text),
     });
@@ -206,16 +208,32 @@ export class RunSession {
     else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped));
   }
 
-  /**
-   * With inspect, a kernel holds a finished application open for its debugger, so the pod
-   * does not end: its words on the terminal say the run is over (issue 9 bug 12).
-   */
   #onOutput(bytes: Uint8Array): void {
     this.#callbacks.onOutput(this.#app.name, bytes, "tty");
-    if (this.#spec.inspect && !this.#runEnded && heldOpen(bytes)) {
-      this.#runEnded = true;
-      this.#callbacks.onRunEnded(this.#app.name, { code: 0 });
+    if (this.#spec.inspect && heldOpen(bytes)) {
+      this.#held.open = true;
+      this.#reportHeldOpen();
     }
+  }
+
+  #onDebug(frame: DebugFrame): void {
+    this.#callbacks.onDebug(this.#app.name, frame);
+    if (frame.event === "Kernel.Starting") {
+      this.#held.runStarted = true;
+      this.#reportHeldOpen();
+    }
+  }
+
+  /**
+   * With inspect, a kernel holds a finished application open for its debugger, so the pod
+   * does not end: its words on the terminal say the run is over (issue 9 bug 12). The run
+   * they end must have started on the debug stream first, which may lag the terminal.
+   */
+  #reportHeldOpen(): void {
+    const held = this.#held;
+    if (!held.open || !held.runStarted || held.reported) return;
+    held.reported = true;
+    this.#callbacks.onRunEnded(this.#app.name, { code: 0 });
   }
 
   #say(text: string): void {

@@ -1,0 +1,80 @@
+/**
+ * The session engine's pod-lifecycle guarantees through both processes and the simulated
+ * cluster (issue 9 bugs 5, 9, 12; issue 11 bug 9): what a pod prints before its terminal is
+ * attached, the terminal's size, one delete per stop, no re-attach to an ended container, and
+ * the end of a run its kernel holds open for the debugger.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/processes.ts";
+import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+
+const occurrences = (text: string, marker: string) => text.split(marker).length - 1;
+
+describe("the session engine on the simulated cluster", () => {
+  let runner: KubeRunner;
+  beforeAll(async () => {
+    runner = await startKubeRunner();
+  });
+  afterAll(async () => {
+    await waitFor(async () => (await runner.sessionPods()).length === 0 || undefined, "every pod to be gone");
+    await runner?.close();
+  });
+
+  const stop = async (sessionId: string) => {
+    await runner.client.deleteSession(sessionId);
+    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+  };
+
+  it("shows what the app printed before its terminal was attached, once", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ output: "kernel booted\n" }));
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("typed later\r");
+    // The echo comes after the boot line on the same stream: a repeat would be in by then.
+    const text = textOf(await framesUntilText(terminal, "typed later"));
+    expect(occurrences(text, "kernel booted")).toBe(1);
+    expect(text.indexOf("kernel booted")).toBeLessThan(text.indexOf("typed later"));
+    terminal.close();
+    await stop(sessionId);
+  });
+
+  it("gives the terminal a size on attach, before the client sends one", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "report-resize": true }));
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const terminal = runner.client.terminal(sessionId);
+    expect(textOf(await framesUntilText(terminal, "resized to 80x24"))).toContain("[sim] terminal resized to 80x24");
+    terminal.close();
+    await stop(sessionId);
+  });
+
+  it("deletes the pod once per stop", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const before = runner.sim.counters().requests["delete pods"] ?? 0;
+    await stop(sessionId);
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
+    expect((runner.sim.counters().requests["delete pods"] ?? 0) - before).toBe(1);
+  });
+
+  it("after a normal exit, says nothing about attaching to the ended container", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ output: "all done\n", "exit-code": 0, "run-ms": 400 }));
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const terminal = runner.client.terminal(sessionId);
+    const text = textOf(await framesToClose(terminal));
+    expect(text).toContain("all done");
+    expect(text).not.toContain("failed to attach");
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "exited", code: 0 } });
+  });
+
+  it("reports the run ended when the kernel holds the finished app open for its debugger", async () => {
+    const { sessionId } = await runner.client.createSession(
+      kubeSessionBody({ output: "hello\n[inspect] holding the application open\n" }, { inspect: true }),
+    );
+    const events = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "run" && event.phase !== "started"));
+    expect(events.filter((event) => event.type === "run").map((event) => event.type === "run" && event.phase)).toEqual(["started", "completed"]);
+    // The pod is held open: the session still runs until it is stopped.
+    expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
+    await stop(sessionId);
+  });
+});
