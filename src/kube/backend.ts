@@ -11,12 +11,19 @@ import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./image-picker.ts";
 import { notOfferedMessage } from "./image-catalog.ts";
-import { deletePod } from "./session/pod-calls.ts";
+import { withDeadline } from "./api.ts";
+import { CALL_DEADLINE_MS, deletePod } from "./session/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, managedBySelector, workspaceConfigMapName } from "./specs/names.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "./status/probe.ts";
+import {
+  probeRuntimeClassMissing,
+  type RuntimeClassVerdict,
+  runtimeClassMissingMessage,
+  runtimeClassVerdict,
+} from "./status/runtime-class.ts";
 import { WatchSession } from "./session/watch-session.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 
@@ -66,6 +73,8 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     async probe() {
       try {
         await ctx.api.core.readNamespace({ name: namespace });
+        const runtimeClass = config.sessionPods.runtimeClass;
+        if (runtimeClass && (await readRuntimeClass(ctx, runtimeClass)) === "missing") return probeRuntimeClassMissing(runtimeClass);
         return PROBE_READY;
       } catch {
         try {
@@ -83,6 +92,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     },
 
     async adoptSessions() {
+      await reportMissingRuntimeClass(ctx);
       await ctx.watcher.ready;
       const { adopt, reap } = partitionBootPods(ctx.watcher.pods());
       const { current, superseded } = newestPodPerSession(adopt);
@@ -104,6 +114,27 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       options.picker?.stop();
     },
   };
+}
+
+/** Reads RUNNER_RUNTIME_CLASS's object; see status/runtime-class.ts for what counts as missing. */
+async function readRuntimeClass(ctx: KubeContext, name: string): Promise<RuntimeClassVerdict> {
+  try {
+    await withDeadline(
+      ctx.api.custom.getClusterCustomObject({ group: "node.k8s.io", version: "v1", plural: "runtimeclasses", name }),
+      CALL_DEADLINE_MS,
+      "reading the RuntimeClass",
+    );
+    return runtimeClassVerdict(name, undefined);
+  } catch (error) {
+    return runtimeClassVerdict(name, error);
+  }
+}
+
+/** At boot (the backend's boot step): a missing RuntimeClass is said at once, not at the first session. */
+async function reportMissingRuntimeClass(ctx: KubeContext): Promise<void> {
+  const name = ctx.config.sessionPods.runtimeClass;
+  if (!name || (await readRuntimeClass(ctx, name)) !== "missing") return;
+  ctx.log.error(runtimeClassMissingMessage(name), { runtimeClass: name });
 }
 
 type AdoptablePod = { pod: V1Pod; record: SessionRecord };
