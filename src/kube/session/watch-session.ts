@@ -8,7 +8,7 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { DebugFrame, ResolvedApp, RunStatus, WorkspaceChangeSet } from "../../contract/wire.ts";
+import type { ResolvedApp, WorkspaceChangeSet } from "../../contract/wire.ts";
 import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend.ts";
 import { SessionStartError } from "../../sessions/backend.ts";
 import { type KubeContext, runnerLine } from "../context.ts";
@@ -16,21 +16,19 @@ import { clampLimits } from "../specs/limits.ts";
 import { appContainerName, watchPodName, watchPodSuffix, workspaceConfigMapName } from "../specs/names.ts";
 import { WATCH_INSPECT_BASE_PORT, watchPod } from "../specs/watch-pod.ts";
 import { apiFailureMessage, apiReason } from "../status/api-error.ts";
-import { agentEndpoint, type EndpointContext, sessionEndpoints } from "../status/endpoints.ts";
 import type { PodDecision } from "../status/pod-decision.ts";
 import { appRunEnds } from "../status/run-ended.ts";
 import { watchSessionEnd } from "../status/watch-pod-status.ts";
 import type { TerminalStatus } from "../status/terminal.ts";
 import { WORKSPACE_APP_MANIFEST } from "../workspace-app/manifest.ts";
-import { declaredPorts, endpointReport } from "./declared-ports.ts";
-import { type AgentPort, type PortChange, planPortChange, routedPorts } from "./port-changes.ts";
-import { publishRoutes } from "./publish.ts";
-import { type AppFollower, followApp } from "./relays.ts";
+import { followApp } from "./relays.ts";
 import { sessionFacts } from "./run-session.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
 import { ContainerTerminal } from "./terminal.ts";
 import { ensureWorkspaceConfigMap } from "./workspace-configmap.ts";
-import { type PodWorkspaceClient, workspaceClient } from "./workspace-client.ts";
+import type { PodWorkspaceClient } from "./workspace-client.ts";
+import { WatchPorts } from "./watch-ports.ts";
+import { releaseWatchRuntime, type WatchRuntime, watchRuntime } from "./watch-runtime.ts";
 import { restoreChangeSet, seedChangeSet, touchChangeSet } from "./workspace-seed.ts";
 
 /** §4.3 step 3: once Running, the workspace surface must answer, probed every half second. */
@@ -51,36 +49,17 @@ function nextPodSuffix(): string {
   return watchPodSuffix(Date.now(), podCounter);
 }
 
-/** What one live pod holds; cleared on teardown, so a late callback of an old pod finds nothing. */
-type Runtime = {
-  pod: SessionPod;
-  podUid: string;
-  podIp: string;
-  workspace: PodWorkspaceClient;
-  terminals: Map<string, ContainerTerminal>;
-  followers: Map<string, AppFollower>;
-  /** Aborts relays, reachability and route health of this pod. */
-  abort: AbortController;
-  /** Route health of the last publish; replaced on every republish. */
-  routeHealth: AbortController | undefined;
-  /** Set once the bring-up is over: the pod's changes are the session's from then on. */
-  serving: boolean;
-  /** Apps whose container end was reported for this pod (§4.8: once per container per pod). */
-  ended: Set<string>;
-};
-
 export class WatchSession {
   readonly #ctx: KubeContext;
   readonly #spec: StartSpec;
   readonly #callbacks: BackendCallbacks;
   readonly #ttlSeconds: number;
   #apps: ResolvedApp[];
-  #runtime: Runtime | undefined;
+  #runtime: WatchRuntime | undefined;
   #finished = false;
   /** App-set changes run one after the other. */
   #appChange: Promise<void> = Promise.resolve();
-  /** Port changes republish one at a time, in the order the kernels declared them. */
-  #republishing: Promise<void> = Promise.resolve();
+  readonly #ports: WatchPorts;
   #resolveDone!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
 
@@ -90,6 +69,7 @@ export class WatchSession {
     this.#callbacks = callbacks;
     this.#ttlSeconds = options.ttlSeconds;
     this.#apps = spec.apps.map((app) => ({ ...app, ports: [...app.ports] }));
+    this.#ports = new WatchPorts(ctx, spec, callbacks, (runtime) => this.#runtime === runtime);
   }
 
   /** Start or resume: the ConfigMap, a new pod seeded with the bundle, then `running`. */
@@ -117,28 +97,8 @@ export class WatchSession {
     return this.#workload();
   }
 
-  #endpointContext(): EndpointContext {
-    return { sessionId: this.#spec.sessionId, baseDomain: this.#ctx.config.routing.baseDomain, routed: this.#ctx.router !== undefined };
-  }
-
-  #agentPort(): AgentPort | undefined {
-    const agent = this.#spec.agent;
-    return agent?.port !== undefined ? { name: agent.name, port: agent.port } : undefined;
-  }
-
-  /** §4.3 step 9: every app's ports; the agent's endpoint separately, never among them. */
   #announceRunning(): void {
-    const context = this.#endpointContext();
-    const agent = this.#agentPort();
-    const status: RunStatus = {
-      kind: "running",
-      endpoints: sessionEndpoints(
-        this.#apps.flatMap((app) => app.ports),
-        context,
-      ),
-      ...(agent && { agent: agentEndpoint(agent.port, context) }),
-    };
-    this.#callbacks.onStatus(status);
+    this.#callbacks.onStatus(this.#ports.runningStatus(this.#apps));
   }
 
   /**
@@ -163,7 +123,8 @@ export class WatchSession {
       if (suffix === undefined) pod.check();
       else await pod.create(this.#podBody(suffix));
       const { pod: current } = await pod.started;
-      const runtime = this.#newRuntime(pod, current);
+      const runtime = watchRuntime(pod, current);
+      this.#runtime = runtime;
       pod.goLive((live, decision) => this.#onPodChange(runtime, live, decision, attempt));
       await this.#waitForWorkspace(runtime.workspace, stopped);
       await this.#goLive(runtime, input.seed, stopped);
@@ -193,24 +154,6 @@ export class WatchSession {
     });
     pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.podAnnotations(spec) };
     return pod;
-  }
-
-  #newRuntime(pod: SessionPod, current: V1Pod): Runtime {
-    const podIp = current.status!.podIP!;
-    const runtime: Runtime = {
-      pod,
-      podUid: current.metadata?.uid ?? "",
-      podIp,
-      workspace: workspaceClient(podIp),
-      terminals: new Map(),
-      followers: new Map(),
-      abort: new AbortController(),
-      routeHealth: undefined,
-      serving: false,
-      ended: new Set(),
-    };
-    this.#runtime = runtime;
-    return runtime;
   }
 
   /** §4.3 step 3: `GET /workspace` every poll interval until it answers or the deadline passes. */
@@ -253,11 +196,11 @@ export class WatchSession {
    * apps are attached before the seed: their containers wait for their entries, so what a
    * kernel prints on its first load (a manifest error, say) reaches the terminal.
    */
-  async #goLive(runtime: Runtime, seed: WorkspaceChangeSet | undefined, signal: AbortSignal): Promise<void> {
+  async #goLive(runtime: WatchRuntime, seed: WorkspaceChangeSet | undefined, signal: AbortSignal): Promise<void> {
     await Promise.all(this.#apps.map((app) => this.#openTerminal(runtime, app)));
     if (seed) await this.#write(runtime.workspace, seed, signal, "seeding the workspace");
     try {
-      await this.#publish(runtime);
+      await this.#ports.publish(runtime, this.#apps);
     } catch (error) {
       throw new SessionStartError("start", apiFailureMessage("could not publish the session's endpoints", error), { cause: error });
     }
@@ -268,7 +211,7 @@ export class WatchSession {
         ports: app.ports,
         signal: runtime.abort.signal,
         onDebug: (frame) => {
-          this.#onPortsDeclared(runtime, app.name, frame);
+          this.#ports.onFrame(runtime, this.#apps, app.name, frame);
           this.#callbacks.onDebug(app.name, frame);
         },
         onReachability: (port, state) => this.#callbacks.onReachability(app.name, port, state),
@@ -288,7 +231,7 @@ export class WatchSession {
   }
 
   /** §4.5: one terminal per app; `tty` apps get one merged stream, `streams` apps stdout and stderr. */
-  async #openTerminal(runtime: Runtime, app: ResolvedApp): Promise<void> {
+  async #openTerminal(runtime: WatchRuntime, app: ResolvedApp): Promise<void> {
     const tty = app.io === "tty";
     const terminal = new ContainerTerminal(this.#ctx, {
       podName: runtime.pod.name,
@@ -301,60 +244,8 @@ export class WatchSession {
     await terminal.open();
   }
 
-  /**
-   * §4.6: the Service over every routed port (create-or-replace), then the routes, always (an
-   * empty set drops stale ones), then route health for the new hosts. Rejects with the API error.
-   */
-  async #publish(runtime: Runtime): Promise<void> {
-    if (!this.#ctx.router) return;
-    runtime.routeHealth?.abort();
-    const routeHealth = new AbortController();
-    runtime.abort.signal.addEventListener("abort", () => routeHealth.abort(), { once: true });
-    runtime.routeHealth = routeHealth;
-    await publishRoutes(this.#ctx, {
-      sessionId: this.#spec.sessionId,
-      ports: routedPorts(this.#apps, this.#agentPort()),
-      owner: { name: runtime.pod.name, uid: runtime.podUid },
-      replace: true,
-      signal: routeHealth.signal,
-    });
-  }
-
-  /** §4.6 "port change on reload": diff, accept or reject, republish, report, then reach. */
-  #onPortsDeclared(runtime: Runtime, appName: string, frame: DebugFrame): void {
-    const declared = declaredPorts(frame);
-    const app = this.#apps.find((candidate) => candidate.name === appName);
-    if (declared === undefined || !app || this.#runtime !== runtime) return;
-    const change = planPortChange({
-      current: app.ports,
-      declared,
-      otherApps: this.#apps.filter((other) => other !== app).flatMap((other) => other.ports),
-      agent: this.#agentPort(),
-    });
-    if (!change) return;
-    // The app's port list changes now, so a second declaration is diffed against this one.
-    app.ports = change.ports;
-    this.#republishing = this.#republishing.then(() => this.#republish(runtime, appName, change));
-  }
-
-  async #republish(runtime: Runtime, appName: string, change: PortChange): Promise<void> {
-    if (this.#runtime !== runtime) return;
-    try {
-      await this.#publish(runtime);
-    } catch (error) {
-      if (this.#runtime !== runtime) return;
-      this.#ctx.log.warn("republishing a watch session's endpoints failed", { sessionId: this.#spec.sessionId, app: appName, error });
-      const reason = apiReason(error);
-      this.#callbacks.onEndpoints(appName, { rejected: change.added.map(({ port }) => ({ port, reason })) });
-      return;
-    }
-    if (this.#runtime !== runtime) return;
-    this.#callbacks.onEndpoints(appName, endpointReport(change, this.#endpointContext()));
-    runtime.followers.get(appName)?.watchPorts(change.added);
-  }
-
   /** Every change of a pod past Running: during the bring-up its death ends the attempt; then §4.8. */
-  #onPodChange(runtime: Runtime, pod: V1Pod | undefined, decision: PodDecision | undefined, attempt: AbortController): void {
+  #onPodChange(runtime: WatchRuntime, pod: V1Pod | undefined, decision: PodDecision | undefined, attempt: AbortController): void {
     if (this.#runtime !== runtime || this.#finished) return;
     if (!runtime.serving) {
       if (decision?.kind === "gone") attempt.abort("pod disappeared before reaching Running");
@@ -394,14 +285,11 @@ export class WatchSession {
   }
 
   /** Stops following the pod and everything fed from it, without deleting it. */
-  #releaseRuntime(): Runtime | undefined {
+  #releaseRuntime(): WatchRuntime | undefined {
     const runtime = this.#runtime;
     if (!runtime) return undefined;
     this.#runtime = undefined;
-    runtime.pod.release();
-    runtime.abort.abort();
-    for (const terminal of runtime.terminals.values()) terminal.close();
-    runtime.terminals.clear();
+    releaseWatchRuntime(runtime);
     return runtime;
   }
 
