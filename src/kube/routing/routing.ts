@@ -1,35 +1,29 @@
 /**
- * The routing seam (kubernetes.md §6): the session Service, the routing objects of the layer
- * chosen at boot (one Ingress per session, or one HTTPRoute per tcp port) and route health.
+ * The routing seam (kubernetes.md §6): the routing objects of the layer chosen at boot (one
+ * Ingress per session, or one HTTPRoute per tcp port) and their route health; the session
+ * Service is service.ts's.
  * Everything the runner creates here is owned by the session pod, so it is never deleted on
  * stop: the garbage collector removes it with the pod. Publishing rejects with the failed call's
  * error unchanged (client-node's ApiException, or the Error of a call past its deadline), so
  * callers summarise it with `apiReason` and keep it as the cause. Route health only reports, to
  * the log: this target has no `route` events.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import * as v from "valibot";
 import type { KubeRunnerConfig } from "../../config/kube.ts";
 import type { PortMapping } from "../../contract/wire.ts";
 import type { Logger } from "../../log.ts";
 import { type KubeApi, withDeadline } from "../api.ts";
-import type { RoutingDecision, RoutingProbe } from "./resolution.ts";
 import { GATEWAY_API_GROUP, sessionHttpRoutes } from "../specs/http-route.ts";
 import { sessionIngress } from "../specs/ingress.ts";
-import { httpRouteName, ingressName, serviceName, sessionHost, sessionSelector } from "../specs/names.ts";
+import { httpRouteName, ingressName, sessionHost, sessionSelector } from "../specs/names.ts";
 import type { OwnerPod } from "../specs/owner.ts";
-import { replacementOf, serviceReplacement } from "../specs/replacement.ts";
-import { sessionService } from "../specs/service.ts";
-import { isConflict, isNotFound } from "../status/api-error.ts";
-import {
-  deadlineReason,
-  httpRouteUnclaimedReason,
-  httpRouteVerdict,
-  ingressUnclaimedReason,
-  ingressVerdict,
-  routeReadErrorLine,
-  type RouteVerdict,
-} from "../status/route-health.ts";
+import { replacementOf } from "../specs/replacement.ts";
+import { httpRouteUnclaimedReason, httpRouteVerdict, ingressUnclaimedReason, ingressVerdict } from "../status/route-health.ts";
+import { createOrReplace, ignoringNotFound, readOrUndefined, timed } from "./calls.ts";
+import type { RoutingDecision, RoutingProbe } from "./resolution.ts";
+import { readingOf, routeHealthWatcher } from "./route-health-watch.ts";
+
+const HTTPROUTES = "httproutes";
 
 /** A routed tcp port and its public host. */
 export interface PublishedHost {
@@ -57,98 +51,8 @@ export interface Router {
   watchRouteHealth(sessionId: string, hosts: PublishedHost[], signal: AbortSignal, onReadError?: (line: string) => void): void;
 }
 
-/**
- * The typed calls have no timeout of their own; a hung API server must not hang a session start,
- * a reload or a route-health poll (the call itself is not cancelled).
- */
-const CALL_DEADLINE_MS = 10_000;
-const POLL_INTERVAL_MS = 2000;
-/** Rounds of create → read → replace before a create-or-replace gives up (see createOrReplace). */
-const REPLACE_ROUNDS = 3;
-const HTTPROUTES = "httproutes";
-
-function timed<T>(call: Promise<T>, what: string): Promise<T> {
-  return withDeadline(call, CALL_DEADLINE_MS, what);
-}
-
-async function ignoringNotFound(call: Promise<unknown>): Promise<void> {
-  try {
-    await call;
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-}
-
-async function readOrUndefined<T>(call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
-/**
- * Create; on 409 read the existing object and replace it (`replace` carries over what must be
- * kept). The object can vanish between create and read (the garbage collector removing it with
- * a previous pod), and a replace can meet a newer resourceVersion (a controller writing its
- * status): both start the round over, a bounded number of times; every other error propagates.
- */
-async function createOrReplace<T>(ops: {
-  create(): Promise<unknown>;
-  read(): Promise<T>;
-  replace(existing: T): Promise<unknown>;
-}): Promise<void> {
-  for (let round = 1; ; round++) {
-    try {
-      await ops.create();
-      return;
-    } catch (err) {
-      if (!isConflict(err)) throw err;
-    }
-    try {
-      await ops.replace(await ops.read());
-      return;
-    } catch (err) {
-      if (round >= REPLACE_ROUNDS || !(isNotFound(err) || isConflict(err))) throw err;
-    }
-  }
-}
-
 function publishedHosts(sessionId: string, ports: readonly PortMapping[], baseDomain: string): PublishedHost[] {
   return ports.filter((p) => p.protocol === "tcp").map(({ port }) => ({ host: sessionHost(port, sessionId, baseDomain), port }));
-}
-
-export interface ServicePublishInput {
-  sessionId: string;
-  /** Every port of the session, tcp and udp: all apps' ports plus the agent's. */
-  ports: readonly PortMapping[];
-  owner: OwnerPod;
-  namespace: string;
-  managedBy: string;
-  /**
-   * Watch sessions re-publish over a Service an earlier pod may have created: create-or-replace,
-   * keeping the existing resourceVersion and clusterIP(s). Run sessions create it plainly.
-   */
-  replace: boolean;
-}
-
-/** The session Service (§4.6, §6.2); call it only with at least one port. */
-export async function publishService(api: KubeApi, input: ServicePublishInput): Promise<void> {
-  const { namespace } = input;
-  const name = serviceName(input.sessionId);
-  const body = sessionService(input);
-  const create = () => timed(api.core.createNamespacedService({ namespace, body }), `creating Service ${name}`);
-  if (!input.replace) {
-    await create();
-    return;
-  }
-  await createOrReplace({
-    create,
-    read: () => timed(api.core.readNamespacedService({ name, namespace }), `reading Service ${name}`),
-    replace: (existing) =>
-      timed(api.core.replaceNamespacedService({ name, namespace, body: serviceReplacement(body, existing) }), `replacing Service ${name}`),
-  });
 }
 
 /** A discovery or IngressClass answer that takes longer than this is treated as a failed probe. */
@@ -171,83 +75,6 @@ export async function probeRoutingSupport(api: KubeApi): Promise<RoutingProbe> {
 }
 
 /** What one status read found for a host: a verdict, or an error (which is no verdict). */
-type Reading = { verdict: RouteVerdict } | { error: unknown };
-
-interface HealthWatch {
-  sessionId: string;
-  layer: Router["layer"];
-  hosts: PublishedHost[];
-  signal: AbortSignal;
-  deadlineMs: number;
-  /** One reading per host, in order. */
-  read(hosts: PublishedHost[]): Promise<Reading[]>;
-  /** Why a host still pending at the deadline is unprogrammed, when no read error explains it. */
-  unclaimedReason: string;
-  log: Logger;
-  onReadError: ((line: string) => void) | undefined;
-}
-
-/** False when aborted during the pause. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  return sleep(ms, true, { signal }).catch(() => false);
-}
-
-/**
- * §6.3: read every unsettled host now and then every 2 s. Programmed and rejected settle a host;
- * at the deadline every host still pending is unprogrammed. A read error is no verdict: the
- * first is reported once, the last is remembered as the deadline's reason unless a later verdict
- * was read, so a transient error is never blamed for a controller that simply did not answer.
- */
-async function followRouteHealth(watch: HealthWatch): Promise<void> {
-  const { sessionId, layer, signal, log } = watch;
-  const deadline = performance.now() + watch.deadlineMs;
-  let pending = watch.hosts;
-  let readError: unknown;
-  let readErrorReported = false;
-  if (pending.length === 0 || signal.aborted) return;
-  log.debug("session routes pending", { sessionId, layer, hosts: pending.map((h) => h.host) });
-  while (pending.length > 0) {
-    const readings = await watch.read(pending);
-    if (signal.aborted) return;
-    const unsettled: PublishedHost[] = [];
-    pending.forEach(({ host, port }, index) => {
-      const reading = readings[index]!;
-      if ("error" in reading) {
-        readError = reading.error;
-        if (!readErrorReported) {
-          const line = routeReadErrorLine(reading.error);
-          log.warn(line, { sessionId, layer, host, port });
-          watch.onReadError?.(line);
-        }
-        readErrorReported = true;
-        unsettled.push({ host, port });
-        return;
-      }
-      readError = undefined;
-      const { verdict } = reading;
-      if (verdict.state === "programmed") log.info("session route programmed", { sessionId, layer, host, port });
-      else if (verdict.state === "rejected") log.warn("session route unprogrammed", { sessionId, layer, host, port, reason: verdict.reason });
-      else unsettled.push({ host, port });
-    });
-    pending = unsettled;
-    if (pending.length === 0) return;
-    const left = deadline - performance.now();
-    if (left <= 0) {
-      const reason = deadlineReason(readError, watch.unclaimedReason);
-      for (const { host, port } of pending) log.warn("session route unprogrammed", { sessionId, layer, host, port, reason });
-      return;
-    }
-    if (!(await pause(Math.min(POLL_INTERVAL_MS, left), signal))) return;
-  }
-}
-
-async function readingOf(read: () => Promise<RouteVerdict>): Promise<Reading> {
-  try {
-    return { verdict: await read() };
-  } catch (error) {
-    return { error };
-  }
-}
 
 /** What route health reads of an HTTPRoute (any served version); anything else reads as pending. */
 const HttpRouteStatusSchema = v.looseObject({
@@ -324,23 +151,17 @@ function ingressRouter(decision: IngressDecision, context: LayerContext): Router
       });
       return publishedHosts(sessionId, ports, decision.baseDomain);
     },
-    watchRouteHealth(sessionId, hosts, signal, onReadError) {
-      void followRouteHealth({
-        sessionId,
-        layer: "ingress",
-        hosts,
-        signal,
-        onReadError,
-        deadlineMs: context.readyTimeoutMs,
-        unclaimedReason: ingressUnclaimedReason(decision.ingressClass, namespace),
-        log,
-        // Every host is a rule of the same Ingress: one read answers for all of them.
-        async read(pending) {
-          const reading = await readingOf(async () => ingressVerdict(await readOrUndefined(read(ingressName(sessionId)))));
-          return pending.map(() => reading);
-        },
-      });
-    },
+    watchRouteHealth: routeHealthWatcher({
+      layer: "ingress",
+      deadlineMs: context.readyTimeoutMs,
+      unclaimedReason: ingressUnclaimedReason(decision.ingressClass, namespace),
+      log,
+      // Every host is a rule of the same Ingress: one read answers for all of them.
+      async read(sessionId, pending) {
+        const reading = await readingOf(async () => ingressVerdict(await readOrUndefined(read(ingressName(sessionId)))));
+        return pending.map(() => reading);
+      },
+    }),
   };
 }
 
@@ -394,28 +215,22 @@ function gatewayRouter(decision: GatewayDecision, context: LayerContext): Router
       if (notRemoved) throw notRemoved.reason;
       return publishedHosts(sessionId, ports, decision.baseDomain);
     },
-    watchRouteHealth(sessionId, hosts, signal, onReadError) {
-      void followRouteHealth({
-        sessionId,
-        layer: "gateway",
-        hosts,
-        signal,
-        onReadError,
-        deadlineMs: context.readyTimeoutMs,
-        unclaimedReason: httpRouteUnclaimedReason(decision.gateway, namespace),
-        log,
-        read: (pending) =>
-          Promise.all(
-            pending.map(({ port }) =>
-              readingOf(async () => {
-                const route = await readOrUndefined(read(httpRouteName(sessionId, port)));
-                const parsed = v.safeParse(HttpRouteStatusSchema, route);
-                return httpRouteVerdict(parsed.success ? parsed.output : undefined);
-              }),
-            ),
+    watchRouteHealth: routeHealthWatcher({
+      layer: "gateway",
+      deadlineMs: context.readyTimeoutMs,
+      unclaimedReason: httpRouteUnclaimedReason(decision.gateway, namespace),
+      log,
+      read: (sessionId, pending) =>
+        Promise.all(
+          pending.map(({ port }) =>
+            readingOf(async () => {
+              const route = await readOrUndefined(read(httpRouteName(sessionId, port)));
+              const parsed = v.safeParse(HttpRouteStatusSchema, route);
+              return httpRouteVerdict(parsed.success ? parsed.output : undefined);
+            }),
           ),
-      });
-    },
+        ),
+    }),
   };
 }
 
