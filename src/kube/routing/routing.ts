@@ -16,7 +16,7 @@ import { type KubeApi, withDeadline } from "../api.ts";
 import { GATEWAY_API_GROUP, sessionHttpRoutes } from "../specs/http-route.ts";
 import { sessionIngress } from "../specs/ingress.ts";
 import { httpRouteName, ingressName, sessionHost, sessionSelector } from "../specs/names.ts";
-import type { OwnerPod } from "../specs/owner.ts";
+import type { OwnerPod, RouteObjectInput } from "../specs/owner.ts";
 import { replacementOf } from "../specs/replacement.ts";
 import { httpRouteUnclaimedReason, httpRouteVerdict, ingressUnclaimedReason, ingressVerdict } from "../status/route-health.ts";
 import { createOrReplace, ignoringNotFound, readOrUndefined, timed } from "./calls.ts";
@@ -118,24 +118,24 @@ interface LayerContext {
   log: Logger;
 }
 
+/** The part of a route object's input every layer fills the same way. */
+function routeObjectInput(context: LayerContext, decision: { baseDomain: string }, input: PublishInput): RouteObjectInput {
+  return { ...input, namespace: context.namespace, managedBy: context.managedBy, baseDomain: decision.baseDomain };
+}
+
 type IngressDecision = Extract<RoutingDecision, { layer: "ingress" }>;
 type GatewayDecision = Extract<RoutingDecision, { layer: "gateway" }>;
 
 /** One Ingress per session, one rule per tcp port; no tcp port left → no Ingress at all. */
 function ingressRouter(decision: IngressDecision, context: LayerContext): Router {
-  const { api, namespace, managedBy, log } = context;
+  const { api, namespace, log } = context;
   const read = (name: string) => timed(api.networking.readNamespacedIngress({ name, namespace }), `reading Ingress ${name}`);
   return {
     layer: "ingress",
     async publish({ sessionId, ports, owner }) {
       const name = ingressName(sessionId);
       const body = sessionIngress({
-        sessionId,
-        namespace,
-        managedBy,
-        owner,
-        ports,
-        baseDomain: decision.baseDomain,
+        ...routeObjectInput(context, decision, { sessionId, ports, owner }),
         ingressClass: decision.ingressClass,
         tlsSecret: decision.tlsSecret,
       });
@@ -170,7 +170,7 @@ function ingressRouter(decision: IngressDecision, context: LayerContext): Router
  * session no longer routes are found by the session label and deleted.
  */
 function gatewayRouter(decision: GatewayDecision, context: LayerContext): Router {
-  const { api, namespace, managedBy, log } = context;
+  const { api, namespace, log } = context;
   const at = { group: GATEWAY_API_GROUP, version: decision.version, namespace, plural: HTTPROUTES };
   const read = (name: string) => timed(api.custom.getNamespacedCustomObject({ ...at, name }), `reading HTTPRoute ${name}`);
   const remove = (name: string) =>
@@ -179,12 +179,7 @@ function gatewayRouter(decision: GatewayDecision, context: LayerContext): Router
     layer: "gateway",
     async publish({ sessionId, ports, owner }) {
       const routes = sessionHttpRoutes({
-        sessionId,
-        namespace,
-        managedBy,
-        owner,
-        ports,
-        baseDomain: decision.baseDomain,
+        ...routeObjectInput(context, decision, { sessionId, ports, owner }),
         version: decision.version,
         gateway: decision.gateway,
       });
