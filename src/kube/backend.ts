@@ -18,6 +18,7 @@ import { APP_CONTAINER_PREFIX, managedBySelector, workspaceConfigMapName } from 
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "./status/probe.ts";
+import { runtimeClassProbePod } from "./specs/runtime-class-probe.ts";
 import {
   probeRuntimeClassMissing,
   type RuntimeClassVerdict,
@@ -116,14 +117,12 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
   };
 }
 
-/** Reads RUNNER_RUNTIME_CLASS's object; see status/runtime-class.ts for what counts as missing. */
+/** A dry-run create of a pod naming RUNNER_RUNTIME_CLASS; see status/runtime-class.ts for what counts as missing. */
 async function readRuntimeClass(ctx: KubeContext, name: string): Promise<RuntimeClassVerdict> {
+  const namespace = ctx.config.sessionPods.namespace;
+  const body = runtimeClassProbePod(name, ctx.config.RUNNER_INIT_IMAGE);
   try {
-    await withDeadline(
-      ctx.api.custom.getClusterCustomObject({ group: "node.k8s.io", version: "v1", plural: "runtimeclasses", name }),
-      CALL_DEADLINE_MS,
-      "reading the RuntimeClass",
-    );
+    await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body, dryRun: "All" }), CALL_DEADLINE_MS, "the RuntimeClass check");
     return runtimeClassVerdict(name, undefined);
   } catch (error) {
     return runtimeClassVerdict(name, error);

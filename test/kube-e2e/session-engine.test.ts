@@ -78,3 +78,30 @@ describe("the session engine on the simulated cluster", () => {
     await stop(sessionId);
   });
 });
+
+describe("a predefined-app session through the same engine", () => {
+  let runner: KubeRunner;
+  beforeAll(async () => {
+    runner = await startKubeRunner({ env: { RUNNER_APPS: JSON.stringify({ notebook: { image: "acme/notebook:1", port: 8888 } }) } });
+  });
+  afterAll(async () => {
+    await waitFor(async () => (await runner.sessionPods()).length === 0 || undefined, "every pod to be gone");
+    await runner?.close();
+  });
+
+  it("runs the catalog image, attaches its terminal, and deletes its pod on stop", async () => {
+    const { sessionId } = await runner.client.createAppSession("notebook");
+    const untilRunning = eventsOf(await eventsUntil(runner.client, sessionId, isStatus("running")));
+    expect(untilRunning.at(-1)).toMatchObject({ type: "status", status: { kind: "running" } });
+    const pod = await runner.core.readNamespacedPod({ namespace: "telo-sessions", name: `telo-run-${sessionId}` });
+    expect(pod.spec?.initContainers).toBeUndefined();
+    expect(pod.spec?.containers.map((container) => container.image)).toEqual(["acme/notebook:1"]);
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("hello app\r");
+    expect(textOf(await framesUntilText(terminal, "hello app"))).toContain("hello app");
+    terminal.close();
+    await runner.client.deleteSession(sessionId);
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
+    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+  });
+});

@@ -1,22 +1,23 @@
 /**
  * Whether RUNNER_RUNTIME_CLASS names a RuntimeClass the cluster has (issue 9 bug 4): the
- * apiserver refuses every pod that names a missing one (403), so it is found at boot and in
- * `/v1/probe` instead. Only a NotFound for that very name counts as missing: a 404 for the
- * resource itself (a cluster that does not serve node.k8s.io) or a refused read (the runner's
- * RBAC need not cover cluster-scoped objects) cannot tell, and is not held against the runner.
+ * apiserver's RuntimeClass admission refuses every pod that names a missing one (403 `pod
+ * rejected: RuntimeClass "<name>" not found`), so it is found at boot and in `/v1/probe` by a
+ * dry-run pod create instead. The dry run needs only the `create pods` the runner already has
+ * (reading the cluster-scoped RuntimeClass would need a ClusterRole). Only that refusal counts as
+ * missing; any other answer (a quota or Pod Security refusal of the probe pod, an unreachable
+ * API) cannot tell and is not held against the runner.
  */
 import type { AvailabilityReport } from "../../contract/wire.ts";
 import { httpStatusOf, statusBodyOf } from "./api-error.ts";
 
 export type RuntimeClassVerdict = "present" | "missing" | "unknown";
 
-/** The verdict of reading `runtimeclasses/<name>`: `error` undefined means the read succeeded. */
+/** The verdict of a dry-run create of a pod naming `name`: `error` undefined means it was admitted. */
 export function runtimeClassVerdict(name: string, error: unknown): RuntimeClassVerdict {
   if (error === undefined) return "present";
-  if (httpStatusOf(error) !== 404) return "unknown";
-  const details = statusBodyOf(error)?.details;
-  const named = details !== null && typeof details === "object" ? (details as Record<string, unknown>) : {};
-  return named.kind === "runtimeclasses" && named.name === name ? "missing" : "unknown";
+  const message = statusBodyOf(error)?.message;
+  const refused = httpStatusOf(error) === 403 && typeof message === "string" && message.includes(`RuntimeClass "${name}" not found`);
+  return refused ? "missing" : "unknown";
 }
 
 export function runtimeClassMissingMessage(name: string): string {

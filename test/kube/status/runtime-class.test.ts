@@ -5,27 +5,29 @@ import { runtimeClassVerdict } from "../../../src/kube/status/runtime-class.ts";
 const apiError = (code: number, body: unknown) => Object.assign(new Error(`HTTP ${code}`), { code, body: JSON.stringify(body) });
 
 describe("runtimeClassVerdict", () => {
-  it("is present when the read succeeded", () => {
+  it("is present when the dry-run pod was admitted", () => {
     expect(runtimeClassVerdict("gvisor", undefined)).toBe("present");
   });
 
-  it("is missing only for a NotFound naming that RuntimeClass", () => {
-    const notFound = apiError(404, {
+  it("is missing for the RuntimeClass admission's refusal of that name", () => {
+    const refused = apiError(403, {
       kind: "Status",
       apiVersion: "v1",
       status: "Failure",
-      message: 'runtimeclasses.node.k8s.io "gvisor" not found',
-      reason: "NotFound",
-      details: { name: "gvisor", group: "node.k8s.io", kind: "runtimeclasses" },
-      code: 404,
+      message: 'pods "telo-runtime-class-check" is forbidden: pod rejected: RuntimeClass "gvisor" not found',
+      reason: "Forbidden",
+      details: { name: "telo-runtime-class-check", kind: "pods" },
+      code: 403,
     });
-    expect(runtimeClassVerdict("gvisor", notFound)).toBe("missing");
+    expect(runtimeClassVerdict("gvisor", refused)).toBe("missing");
   });
 
-  it("cannot tell from a resource the cluster does not serve, a refused read or an unreachable API", () => {
-    expect(runtimeClassVerdict("gvisor", Object.assign(new Error("HTTP 404"), { code: 404, body: "404 page not found" }))).toBe("unknown");
-    expect(runtimeClassVerdict("gvisor", apiError(404, { kind: "Status", reason: "NotFound", details: { kind: "pods", name: "gvisor" } }))).toBe("unknown");
-    expect(runtimeClassVerdict("gvisor", apiError(403, { kind: "Status", reason: "Forbidden" }))).toBe("unknown");
+  it("cannot tell from another refusal, another class's refusal or an unreachable API", () => {
+    const quota = apiError(403, { kind: "Status", reason: "Forbidden", message: 'pods "telo-runtime-class-check" is forbidden: exceeded quota: sessions' });
+    expect(runtimeClassVerdict("gvisor", quota)).toBe("unknown");
+    const other = apiError(403, { kind: "Status", reason: "Forbidden", message: 'pod rejected: RuntimeClass "kata" not found' });
+    expect(runtimeClassVerdict("gvisor", other)).toBe("unknown");
+    expect(runtimeClassVerdict("gvisor", apiError(422, { kind: "Status", reason: "Invalid" }))).toBe("unknown");
     expect(runtimeClassVerdict("gvisor", new Error("ECONNREFUSED"))).toBe("unknown");
   });
 });
