@@ -74,6 +74,16 @@ describe("run sessions on the simulated cluster", () => {
     await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
   });
 
+  it("names what the pod waits on when the start deadline passes during a slow bundle fetch (issue 9 bug 2)", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "run-ms.body-fetch": 60_000 }));
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    expect(end).toEqual({
+      type: "status",
+      status: { kind: "failed", message: 'start: pod did not reach Running within the start deadline (init container "body-fetch" still running)' },
+    });
+    await waitFor(async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, "the pod to be gone");
+  });
+
   it("reports an OOM kill", async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ oom: true, "run-ms": 300 }));
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
