@@ -65,7 +65,13 @@ export class RunSession {
   async start(): Promise<Workload> {
     const body = await this.#buildPod();
     const pod = this.#follow(body.metadata!.name!);
-    await pod.create(body);
+    try {
+      await pod.create(body);
+    } catch (error) {
+      // The staged bundle goes with the start that never got a pod.
+      this.#release();
+      throw error;
+    }
     await this.#whenStarted(pod);
     return this.#workload();
   }
