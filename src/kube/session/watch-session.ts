@@ -127,15 +127,21 @@ export class WatchSession {
       this.#runtime = runtime;
       pod.goLive((live, decision) => this.#onPodChange(runtime, live, decision, attempt));
       await this.#waitForWorkspace(runtime.workspace, stopped);
+      if (stopped.aborted) throw this.#attemptEnded(attempt);
       await this.#goLive(runtime, input.seed, stopped);
       // A stop or the pod's end while going live: the runtime is torn down now.
-      if (stopped.aborted) throw new StartFailure(this.#callbacks.stopRequested.aborted ? "the session was stopped" : String(attempt.signal.reason));
+      if (stopped.aborted) throw this.#attemptEnded(attempt);
       if (this.#finished) throw new StartFailure("the session pod ended while starting");
       runtime.serving = true;
       this.#onPodChange(runtime, this.#ctx.watcher.get(podName), undefined, attempt);
     } catch (error) {
       throw await this.#discardPod(pod, error);
     }
+  }
+
+  /** Why a bring-up attempt ended early: a stop, or the pod's end (the attempt's reason). */
+  #attemptEnded(attempt: AbortController): StartFailure {
+    return new StartFailure(this.#callbacks.stopRequested.aborted ? "the session was stopped" : String(attempt.signal.reason));
   }
 
   #podBody(nameSuffix: string): V1Pod {
