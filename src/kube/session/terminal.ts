@@ -5,6 +5,7 @@
  * the container still runs — never of a container that has ended (issue 9 bugs 5 and 9).
  */
 import type { ByteStreamTag } from "../../contract/wire.ts";
+import { withDeadline } from "../api.ts";
 import type { KubeContext } from "../context.ts";
 import { type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
@@ -16,6 +17,7 @@ const MAX_EARLY_STDIN_BYTES = 64 * 1024;
 export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 };
 /** Output read from the pod log when the attach came late or never. */
 const LOG_BYTES = 1024 * 1024;
+const LOG_READ_DEADLINE_MS = 10_000;
 
 export type TerminalTarget = {
   podName: string;
@@ -80,12 +82,14 @@ export class ContainerTerminal {
 
   async #readLog(): Promise<Buffer> {
     try {
-      const log = await this.#ctx.api.core.readNamespacedPodLog({
+      const read = this.#ctx.api.core.readNamespacedPodLog({
         name: this.#target.podName,
         namespace: this.#ctx.config.sessionPods.namespace,
         container: this.#target.container,
         limitBytes: LOG_BYTES,
       });
+      // Live output waits for this read: a hung apiserver must not hold the terminal for long.
+      const log = await withDeadline(read, LOG_READ_DEADLINE_MS, "the pod log read");
       return Buffer.from(log ?? "");
     } catch {
       // The log is a courtesy; the live stream and the status matter.
