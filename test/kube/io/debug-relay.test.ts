@@ -210,22 +210,21 @@ describe("relayDebugStream", () => {
 
 describe("relayDebugStream without id lines", () => {
   const plain = (n: number, timestamp = "2026-11-29T16:30:00.000Z") => `data: ${JSON.stringify({ ...frame(n), timestamp })}\n\n`;
+  /** One connection's answer: `text`, then the end of the stream (`end`) or an open stream. */
+  const answer =
+    (text: string, end = true): Step =>
+    (res) => {
+      stream(res);
+      if (end) res.end(text);
+      else res.write(text);
+    };
 
   it("never relays a frame twice when the inspector replays its whole buffer on reconnect (issue 9 bug 10)", async () => {
+    // The kernel's inspector: every connection gets its buffer from the start, then new frames.
     const server = await inspector([
-      (res) => {
-        stream(res);
-        res.end(plain(1) + plain(2));
-      },
-      (res) => {
-        // The kernel's inspector: every connection gets its buffer from the start, then new frames.
-        stream(res);
-        res.end(plain(1) + plain(2) + plain(3));
-      },
-      (res) => {
-        stream(res);
-        res.write(plain(1) + plain(2) + plain(3) + plain(4));
-      },
+      answer(plain(1) + plain(2)),
+      answer(plain(1) + plain(2) + plain(3)),
+      answer(plain(1) + plain(2) + plain(3) + plain(4), false),
     ]);
     const { frames } = relay(server.url);
     // E4 comes after the third replay on the same stream: any frame relayed twice is in by then.
@@ -235,14 +234,8 @@ describe("relayDebugStream without id lines", () => {
 
   it("relays a restarted kernel's frames, which its new timestamps tell from a replay", async () => {
     const server = await inspector([
-      (res) => {
-        stream(res);
-        res.end(plain(1) + plain(2));
-      },
-      (res) => {
-        stream(res);
-        res.write(plain(1, "2026-11-29T16:31:00.000Z") + plain(2, "2026-11-29T16:31:00.000Z"));
-      },
+      answer(plain(1) + plain(2)),
+      answer(plain(1, "2026-11-29T16:31:00.000Z") + plain(2, "2026-11-29T16:31:00.000Z"), false),
     ]);
     const { frames } = relay(server.url);
     await waitFor("four frames", () => frames.length >= 4);
