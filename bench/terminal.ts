@@ -1,7 +1,7 @@
 /**
  * Section 4: the terminal through both processes (pod → supervisor's attach → internal socket
  * → api → WebSocket client) against the direct baseline: the runner's own `attachContainer`
- * (src/kube/attach.ts, the channel.k8s.io client the supervisor uses, built on client-node's
+ * (src/kube/io/attach.ts, the channel.k8s.io client the supervisor uses, built on client-node's
  * KubeConfig) attached to a copy of the session's pod created directly. Using the runner's
  * attach code for the baseline makes the ratio the cost of the two relay hops alone.
  *
@@ -10,7 +10,7 @@
  * as L one-byte chunks, "\r\n", and the line with "\r\n": 2L + 4 bytes in L + 2 chunks. The
  * throughput figures are therefore dominated by per-chunk cost, for runner and baseline alike.
  */
-import { attachContainer } from "../src/kube/attach.ts";
+import { attachContainer } from "../src/kube/io/attach.ts";
 import type { Row } from "./support/report.ts";
 import { ByteCounter } from "./support/bytes.ts";
 import { type BenchRunner, cpuSnapshot, podCopy, SESSION_NAMESPACE } from "./support/runner.ts";

@@ -11,12 +11,21 @@ import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./image-picker.ts";
 import { notOfferedMessage } from "./image-catalog.ts";
-import { RunSession } from "./run-session.ts";
+import { withDeadline } from "./api.ts";
+import { CALL_DEADLINE_MS, deletePod } from "./session/pod-calls.ts";
+import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, managedBySelector, workspaceConfigMapName } from "./specs/names.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "./status/probe.ts";
-import { WatchSession } from "./watch-session.ts";
+import { runtimeClassProbePod } from "./specs/runtime-class-probe.ts";
+import {
+  probeRuntimeClassMissing,
+  type RuntimeClassVerdict,
+  runtimeClassMissingMessage,
+  runtimeClassVerdict,
+} from "./status/runtime-class.ts";
+import { WatchSession } from "./session/watch-session.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 
 const PULL_POLICY_DESCRIPTION =
@@ -65,6 +74,8 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     async probe() {
       try {
         await ctx.api.core.readNamespace({ name: namespace });
+        const runtimeClass = config.sessionPods.runtimeClass;
+        if (runtimeClass && (await readRuntimeClass(ctx, runtimeClass)) === "missing") return probeRuntimeClassMissing(runtimeClass);
         return PROBE_READY;
       } catch {
         try {
@@ -82,6 +93,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     },
 
     async adoptSessions() {
+      await reportMissingRuntimeClass(ctx);
       await ctx.watcher.ready;
       const { adopt, reap } = partitionBootPods(ctx.watcher.pods());
       const { current, superseded } = newestPodPerSession(adopt);
@@ -103,6 +115,25 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       options.picker?.stop();
     },
   };
+}
+
+/** A dry-run create of a pod naming RUNNER_RUNTIME_CLASS; see status/runtime-class.ts for what counts as missing. */
+async function readRuntimeClass(ctx: KubeContext, name: string): Promise<RuntimeClassVerdict> {
+  const namespace = ctx.config.sessionPods.namespace;
+  const body = runtimeClassProbePod(name, ctx.config.RUNNER_INIT_IMAGE);
+  try {
+    await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body, dryRun: "All" }), CALL_DEADLINE_MS, "the RuntimeClass check");
+    return runtimeClassVerdict(name, undefined);
+  } catch (error) {
+    return runtimeClassVerdict(name, error);
+  }
+}
+
+/** At boot (the backend's boot step): a missing RuntimeClass is said at once, not at the first session. */
+async function reportMissingRuntimeClass(ctx: KubeContext): Promise<void> {
+  const name = ctx.config.sessionPods.runtimeClass;
+  if (!name || (await readRuntimeClass(ctx, name)) !== "missing") return;
+  ctx.log.error(runtimeClassMissingMessage(name), { runtimeClass: name });
 }
 
 type AdoptablePod = { pod: V1Pod; record: SessionRecord };
@@ -165,9 +196,9 @@ async function reapPods(ctx: KubeContext, pods: V1Pod[]): Promise<void> {
     pods.map(async (pod) => {
       const name = pod.metadata?.name ?? "";
       try {
-        await ctx.api.core.deleteNamespacedPod({ name, namespace: ctx.config.sessionPods.namespace, gracePeriodSeconds: 0 });
+        await deletePod(ctx, name);
       } catch (error) {
-        if (!isNotFound(error)) failures.push({ name, message: apiReason(error) });
+        failures.push({ name, message: apiReason(error) });
       }
     }),
   );

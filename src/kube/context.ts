@@ -4,18 +4,21 @@ import type { Logger } from "../log.ts";
 import type { StartSpec } from "../sessions/backend.ts";
 import type { KubeApi } from "./api.ts";
 import type { BundleStore } from "./bundle-store.ts";
-import type { ImageBuilder } from "./image-build.ts";
+import type { ImageBuilder } from "./build/image-build.ts";
 import type { PodWatcher } from "./pod-watcher.ts";
-import type { Router } from "./routing.ts";
+import type { Router } from "./routing/routing.ts";
 
 export type KubeTimings = {
-  /** A run pod not Running by then fails its start (kubernetes.md §2.4: 120 s). */
-  runStartDeadlineMs: number;
+  /**
+   * A session pod not serving by then fails its start (kubernetes.md §2.4: 120 s), run and
+   * watch pods alike (RUNNER_START_DEADLINE_SECONDS).
+   */
+  startDeadlineMs: number;
   /** Re-attach delay after a terminal stream dropped while the pod still runs. */
   reattachDelayMs: number;
 };
 
-export const DEFAULT_KUBE_TIMINGS: KubeTimings = { runStartDeadlineMs: 120_000, reattachDelayMs: 1_000 };
+export const DEFAULT_KUBE_TIMINGS: KubeTimings = { startDeadlineMs: 120_000, reattachDelayMs: 1_000 };
 
 export type KubeContext = {
   api: KubeApi;

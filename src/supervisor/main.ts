@@ -14,11 +14,11 @@ import { startBundleServer } from "../kube/bundle-server.ts";
 import { configuredCluster } from "../kube/cluster.ts";
 import { DEFAULT_KUBE_TIMINGS } from "../kube/context.ts";
 import { DockerHubClient } from "../kube/image-catalog.ts";
-import { ImageBuilder } from "../kube/image-build.ts";
+import { ImageBuilder } from "../kube/build/image-build.ts";
 import { ImagePicker } from "../kube/image-picker.ts";
 import { PodWatcher } from "../kube/pod-watcher.ts";
-import { createRouter, probeRoutingSupport } from "../kube/routing.ts";
-import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing-resolution.ts";
+import { createRouter, probeRoutingSupport } from "../kube/routing/routing.ts";
+import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing/resolution.ts";
 import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
 import { managedBySelector } from "../kube/specs/names.ts";
 import { createLogger } from "../log.ts";
@@ -69,7 +69,7 @@ const backend = createKubeBackend(
       ? new ImageBuilder({ api, build: kube.build, bundles, log, managedBy: kube.sessionPods.managedBy, initImage: kube.RUNNER_INIT_IMAGE })
       : undefined,
     log,
-    timings: { ...DEFAULT_KUBE_TIMINGS, runStartDeadlineMs: kube.RUNNER_START_DEADLINE_SECONDS * 1000 },
+    timings: { ...DEFAULT_KUBE_TIMINGS, startDeadlineMs: kube.RUNNER_START_DEADLINE_SECONDS * 1000 },
     podAnnotations: kube.RUNNER_SIMULATED_CLUSTER ? simulatedBehaviourAnnotations : () => ({}),
   },
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },

@@ -3,6 +3,7 @@
  * processes killed under live sessions (issue #4, "What must be true").
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CREATE_ATTEMPTS } from "../../src/kube/status/create-retry.ts";
 import { waitFor } from "../support/wait.ts";
 import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
@@ -46,14 +47,23 @@ describe("faults", () => {
     await stopAndWaitGone(sessionId);
   });
 
-  it("fails the start, summarised, when the API answers 500 to the pod create", async () => {
-    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500 });
+  it("fails the start, summarised, when the API answers 500 to every attempt of the pod create", async () => {
+    // As many failures as the bounded retries try (issue 11 bug 10): the create gives up.
+    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500, count: CREATE_ATTEMPTS });
     const { sessionId } = await runner.client.createSession(sessionBody());
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end).toEqual({
       type: "status",
       status: { kind: "failed", message: expect.stringMatching(/^create: could not create the session pod: the Kubernetes API rejected the request \((\w+, )?HTTP 500\)$/) },
     });
+  });
+
+  it("retries a pod create the API answers with 429 or 500, and the session runs", async () => {
+    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 429 });
+    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 503 });
+    const sessionId = await running();
+    expect(await runner.sessionPods()).toContain(`telo-run-${sessionId}`);
+    await stopAndWaitGone(sessionId);
   });
 
   it("re-attaches the terminal when the attach stream is cut", async () => {
@@ -151,15 +161,19 @@ describe("Kubernetes API cost", () => {
     // One session first, so the cost measured is a session's and not the first connection's.
     const warm = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, warm.sessionId, isStatus("running"));
-    // The attach is the last call of a start: once it is open, that start is fully counted.
+    // The attach and the log read after it are the last calls of a start.
     await waitFor("the first attach", () => runner.sim.counters().attachSessions === 1 || undefined);
+    // The log read that follows the attach (issue 11 bug 9) ends that start.
+    await waitFor("the first log read", () => runner.sim.counters().requests["get pods/log"] === 1 || undefined);
     runner.sim.resetCounters();
     const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     await waitFor("the second attach", () => runner.sim.counters().attachSessions === 2 || undefined);
+    // After the attach opens, the log is read once for what the app printed before it (issue 11 bug 9).
+    await waitFor("the log read after the attach", () => runner.sim.counters().requests["get pods/log"] === 1 || undefined);
     const requests = runner.sim.counters().requests;
     const total = Object.values(requests).reduce((sum, count) => sum + count, 0);
-    expect(requests).toEqual({ "create pods": 1, "get pods/attach": 1 });
+    expect(requests).toEqual({ "create pods": 1, "get pods/attach": 1, "get pods/log": 1 });
     expect(total).toBeLessThanOrEqual(6);
     await Promise.all([warm.sessionId, sessionId].map((id) => runner.client.deleteSession(id)));
   });

@@ -11,7 +11,7 @@
  */
 import { BatchV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { imageTag } from "../../src/kube/dependency-key.ts";
+import { imageTag } from "../../src/kube/build/dependency-key.ts";
 import { buildJobName } from "../../src/kube/specs/names.ts";
 import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
 import { scrape, valueOf } from "../support/metrics.ts";

@@ -4,6 +4,7 @@
  * code, the attach stream of a running session is open, and a dropped pod watch is restarted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CREATE_ATTEMPTS } from "../../src/kube/status/create-retry.ts";
 import { waitFor } from "../support/wait.ts";
 import { type KubeRunner, startKubeRunner } from "../support/kube-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
@@ -56,11 +57,12 @@ describe("Kubernetes figures", () => {
   });
 
   it("counts a refused request as an error with its code", async () => {
-    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500 });
+    // Every attempt of the bounded create retry refused: the start fails.
+    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500, count: CREATE_ATTEMPTS });
     const failed = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, failed.sessionId, isStatus("failed"));
     const samples = await scrape(runner.baseUrl);
-    expect(valueOf(samples, "runner_kube_request_errors_total", { ...supervisor, verb: "create", resource: "pods", code: "500" })).toBe(1);
+    expect(valueOf(samples, "runner_kube_request_errors_total", { ...supervisor, verb: "create", resource: "pods", code: "500" })).toBe(CREATE_ATTEMPTS);
     expect(valueOf(samples, "runner_session_starts_total", { ...supervisor, mode: "run", outcome: "failed" })).toBe(1);
   });
 

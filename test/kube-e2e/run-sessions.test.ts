@@ -49,12 +49,13 @@ describe("run sessions on the simulated cluster", () => {
     [{ output: "all done\n", "exit-code": 0, "run-ms": 200 }, { kind: "exited", code: 0 }, "all done"],
     [{ output: "bad things\n", "exit-code": 3, "run-ms": 200 }, { kind: "exited", code: 3 }, "bad things"],
   ])("reports an app that exits: %j", async (simulate, status, output) => {
-    // A non-zero exit fails the pod, so it is a failure naming the container and its code (§2.8).
+    // A non-zero exit fails the pod, so it is a failure naming the container and its code (§2.8),
+    // with the log's tail as its termination message (FallbackToLogsOnError, issue 9 bug 8).
     const { sessionId } = await runner.client.createSession(sessionBody({ simulate: simulate }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     const end = events.at(-1);
     if (status.code === 0) expect(end).toEqual({ type: "status", status });
-    else expect(end).toEqual({ type: "status", status: { kind: "failed", message: 'container "session" failed: Error (exit code 3)' } });
+    else expect(end).toEqual({ type: "status", status: { kind: "failed", message: 'container "session" failed: Error (exit code 3): bad things' } });
     const terminal = runner.client.terminal(sessionId);
     expect(textOf(await framesToClose(terminal))).toContain(output);
   });
@@ -62,11 +63,25 @@ describe("run sessions on the simulated cluster", () => {
   it("fails an image that cannot be pulled, saying so, and removes the pod", async () => {
     const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "image-pull": "fail" } }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
-    expect(events.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message)).toContain("Pulling image");
+    const progress = events.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message);
+    expect(progress).toContain("Pulling image");
+    // The kubelet's own words while the pull fails, not only "Pulling image" (issue 9 bug 7).
+    expect(progress).toContainEqual(expect.stringMatching(/^session: (ErrImagePull|ImagePullBackOff)/));
     const end = events.at(-1);
+    // "start" once: the stage prefix, not again in the message (issue 9 bug 7).
     expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(
-      /^start: pod failed to start: pod did not reach Running within the start deadline \(container "session" waiting: (ErrImagePull|ImagePullBackOff)/,
+      /^start: pod did not reach Running within the start deadline \(container "session" waiting: (ErrImagePull|ImagePullBackOff)/,
     );
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
+  });
+
+  it("names what the pod waits on when the start deadline passes during a slow bundle fetch (issue 9 bug 2)", async () => {
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "run-ms.body-fetch": 60_000 } }));
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    expect(end).toEqual({
+      type: "status",
+      status: { kind: "failed", message: 'start: pod did not reach Running within the start deadline (init container "body-fetch" still running)' },
+    });
     await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
 

@@ -7,7 +7,7 @@ import {
   routingLogEntry,
   routingNeedsProbe,
   type RoutingProbe,
-} from "../../src/kube/routing-resolution.ts";
+} from "../../src/kube/routing/resolution.ts";
 
 const CONFIG: RoutingConfig = {
   mode: "auto",

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { simulatedBehaviourAnnotations } from "../../src/kube/simulated-behaviour.ts";
 import { workspaceConfigMapName } from "../../src/kube/specs/names.ts";
-import { declaredPorts, endpointReport } from "../../src/kube/watch-session.ts";
+import { declaredPorts, endpointReport } from "../../src/kube/session/declared-ports.ts";
 import { WORKSPACE_APP_MANIFEST } from "../../src/kube/workspace-app/manifest.ts";
 import { parse } from "yaml";
 

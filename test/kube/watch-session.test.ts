@@ -18,7 +18,8 @@ import { DEFAULT_KUBE_TIMINGS, type KubeContext } from "../../src/kube/context.t
 import { PodWatcher } from "../../src/kube/pod-watcher.ts";
 import { simulatedBehaviourAnnotations } from "../../src/kube/simulated-behaviour.ts";
 import { managedBySelector } from "../../src/kube/specs/names.ts";
-import { WatchSession, ensureWorkspaceConfigMap } from "../../src/kube/watch-session.ts";
+import { WatchSession } from "../../src/kube/session/watch-session.ts";
+import { ensureWorkspaceConfigMap } from "../../src/kube/session/workspace-configmap.ts";
 import { waitFor } from "../support/wait.ts";
 
 const NAMESPACE = "telo-sessions";

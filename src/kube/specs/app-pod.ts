@@ -12,14 +12,13 @@
 import type { V1Container, V1Pod } from "@kubernetes/client-node";
 import type { SessionPodSettings } from "../../config/kube.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
-import { runPodName, sessionLabels } from "./names.ts";
 import {
   configuredImage,
   containerPorts,
   envList,
   OPERATOR_CONTAINER_SECURITY,
-  sessionPodBasics,
-  sessionPodMetadata,
+  runSessionPod,
+  SESSION_CONTAINER_IO,
   type SessionFacts,
 } from "./pod-common.ts";
 
@@ -43,28 +42,14 @@ export function appPod(input: AppPodInput): V1Pod {
     name: "session",
     ...configuredImage(session.config, input.defaultImage),
     env: [...envList(input.env), { name: "FORCE_COLOR", value: "1" }],
-    stdin: true,
-    stdinOnce: false,
-    tty: true,
+    ...SESSION_CONTAINER_IO,
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),
     securityContext: OPERATOR_CONTAINER_SECURITY,
   };
 
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: sessionPodMetadata({
-      name: runPodName(session.sessionId),
-      settings,
-      labels: sessionLabels(settings.managedBy, session.sessionId),
-      session,
-      env: input.env,
-    }),
-    spec: {
-      ...sessionPodBasics(settings, input.limits.ttlSeconds),
-      securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
-      containers: [sessionContainer],
-    },
-  };
+  return runSessionPod(
+    { session, settings, env: input.env, ttlSeconds: input.limits.ttlSeconds },
+    { securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } }, containers: [sessionContainer] },
+  );
 }

@@ -4,9 +4,8 @@
  * rule. Each attaches to the configured Gateway and forwards to the session Service.
  */
 import type { IHTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
-import type { PortMapping } from "../../contract/wire.ts";
 import { httpRouteName, serviceName, sessionHost, sessionLabels } from "./names.ts";
-import { podOwnerReference, type OwnerPod } from "./owner.ts";
+import { podOwnerReference, type RouteObjectInput } from "./owner.ts";
 
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
 
@@ -16,13 +15,7 @@ export const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
  */
 export type SessionHttpRoute = Omit<IHTTPRoute, "apiVersion"> & { apiVersion: string };
 
-export interface HttpRouteInput {
-  sessionId: string;
-  namespace: string;
-  managedBy: string;
-  owner: OwnerPod;
-  ports: readonly PortMapping[];
-  baseDomain: string;
+export interface HttpRouteInput extends RouteObjectInput {
   /** The served Gateway API version, e.g. `v1`. */
   version: string;
   gateway: { name: string; namespace: string; sectionName?: string };

@@ -3,17 +3,10 @@
  * each host `<port>-<id>.<base-domain>` routed to the session Service. UDP is never routed.
  */
 import type { V1Ingress } from "@kubernetes/client-node";
-import type { PortMapping } from "../../contract/wire.ts";
 import { ingressName, serviceName, sessionHost, sessionLabels } from "./names.ts";
-import { podOwnerReference, type OwnerPod } from "./owner.ts";
+import { podOwnerReference, type RouteObjectInput } from "./owner.ts";
 
-export interface IngressInput {
-  sessionId: string;
-  namespace: string;
-  managedBy: string;
-  owner: OwnerPod;
-  ports: readonly PortMapping[];
-  baseDomain: string;
+export interface IngressInput extends RouteObjectInput {
   /** SESSION_INGRESS_CLASS; unset → the cluster's default class. */
   ingressClass?: string;
   /** SESSION_INGRESS_TLS_SECRET: a `kubernetes.io/tls` Secret covering `*.<base-domain>`. */

@@ -3,11 +3,22 @@
  * collector deletes them with it; the runner never deletes them explicitly (kubernetes.md §6.2).
  */
 import type { V1OwnerReference } from "@kubernetes/client-node";
+import type { PortMapping } from "../../contract/wire.ts";
 
 /** The pod a routing object belongs to: the current pod of the session. */
 export interface OwnerPod {
   name: string;
   uid: string;
+}
+
+/** What every route object of a session (its Ingress, its HTTPRoutes) is built from. */
+export interface RouteObjectInput {
+  sessionId: string;
+  namespace: string;
+  managedBy: string;
+  owner: OwnerPod;
+  ports: readonly PortMapping[];
+  baseDomain: string;
 }
 
 /**

@@ -7,12 +7,14 @@ import type {
   V1ContainerPort,
   V1EnvVar,
   V1ObjectMeta,
+  V1Pod,
   V1PodSecurityContext,
   V1PodSpec,
   V1SecurityContext,
 } from "@kubernetes/client-node";
 import type { SessionPodSettings } from "../../config/kube.ts";
 import type { PortMapping, PullPolicy } from "../../contract/wire.ts";
+import { runPodName, sessionLabels } from "./names.ts";
 import { sessionRecordAnnotation, type SessionRecord } from "./session-record.ts";
 
 /**
@@ -67,6 +69,17 @@ export const OPERATOR_CONTAINER_SECURITY: V1SecurityContext = {
   capabilities: { drop: ["ALL"] },
 };
 
+/**
+ * The `session` container of a run or app pod: an interactive terminal, and a failure's last
+ * words from its log when it writes no termination message (issue 9 bug 8).
+ */
+export const SESSION_CONTAINER_IO = {
+  stdin: true,
+  stdinOnce: false,
+  tty: true,
+  terminationMessagePolicy: "FallbackToLogsOnError",
+} as const satisfies Partial<V1Container>;
+
 export function sessionPodMetadata(input: {
   name: string;
   settings: SessionPodSettings;
@@ -100,6 +113,26 @@ export function sessionPodBasics(settings: SessionPodSettings, ttlSeconds: numbe
     enableServiceLinks: false,
     ...(settings.imagePullSecret && { imagePullSecrets: [{ name: settings.imagePullSecret }] }),
     ...(settings.runtimeClass && { runtimeClassName: settings.runtimeClass }),
+  };
+}
+
+/** A run or app session's one pod: named for the session, its record on it, the basics beside `spec`. */
+export function runSessionPod(
+  input: { session: SessionFacts; settings: SessionPodSettings; env: Record<string, string>; ttlSeconds: number },
+  spec: V1PodSpec,
+): V1Pod {
+  const { session, settings } = input;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: sessionPodMetadata({
+      name: runPodName(session.sessionId),
+      settings,
+      labels: sessionLabels(settings.managedBy, session.sessionId),
+      session,
+      env: input.env,
+    }),
+    spec: { ...sessionPodBasics(settings, input.ttlSeconds), ...spec },
   };
 }
 

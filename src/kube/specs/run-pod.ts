@@ -11,15 +11,14 @@ import type { V1Container, V1Pod, V1VolumeMount } from "@kubernetes/client-node"
 import type { SessionPodSettings } from "../../config/kube.ts";
 import { fetchInitContainer } from "./fetch-init.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
-import { runPodName, sessionLabels } from "./names.ts";
 import {
   configuredImage,
   containerPorts,
   envList,
   HARDENED_CONTAINER_SECURITY,
   HARDENED_POD_SECURITY,
-  sessionPodBasics,
-  sessionPodMetadata,
+  runSessionPod,
+  SESSION_CONTAINER_IO,
   type ContainerImage,
   type SessionFacts,
 } from "./pod-common.ts";
@@ -96,33 +95,24 @@ export function runPod(input: RunPodInput): V1Pod {
       { name: "TELO_CACHE_DIR", value: "/telo-cache" },
       { name: "HOME", value: "/home/telo" },
       { name: "npm_config_cache", value: "/home/telo/.npm" },
+      // npm's update check waits on DNS for a registry the pod may not reach (issue 9 bug 11).
+      { name: "npm_config_update_notifier", value: "false" },
       { name: "FORCE_COLOR", value: "1" },
     ],
-    stdin: true,
-    stdinOnce: false,
-    tty: true,
+    ...SESSION_CONTAINER_IO,
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),
     volumeMounts: mounts,
     securityContext: HARDENED_CONTAINER_SECURITY,
   };
 
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: sessionPodMetadata({
-      name: runPodName(session.sessionId),
-      settings,
-      labels: sessionLabels(settings.managedBy, session.sessionId),
-      session,
-      env: input.env,
-    }),
-    spec: {
-      ...sessionPodBasics(settings, input.limits.ttlSeconds),
+  return runSessionPod(
+    { session, settings, env: input.env, ttlSeconds: input.limits.ttlSeconds },
+    {
       securityContext: HARDENED_POD_SECURITY,
       initContainers: [bodyFetch],
       containers: [sessionContainer],
       volumes: mounts.map(({ name }) => ({ name, emptyDir: {} })),
     },
-  };
+  );
 }

@@ -5,6 +5,7 @@
  * they are in the container spec already, so the record keeps their names only.
  */
 import * as v from "valibot";
+import { parseJsonAs } from "../json.ts";
 import type { V1Pod } from "@kubernetes/client-node";
 import { SESSION_ID_PATTERN } from "../../contract/ids.ts";
 import { PullPolicySchema, ResolvedAppSchema, SessionModeSchema } from "../../contract/wire.ts";
@@ -55,12 +56,5 @@ export function sessionRecordAnnotation(record: SessionRecord): Record<string, s
 export function parseSessionRecord(pod: V1Pod): SessionRecord | undefined {
   const text = pod.metadata?.annotations?.[SESSION_RECORD_ANNOTATION];
   if (text === undefined) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const result = v.safeParse(sessionRecordSchema, json);
-  return result.success ? result.output : undefined;
+  return parseJsonAs(sessionRecordSchema, text);
 }

@@ -5,6 +5,7 @@
  * quota from missing RBAC. Logs keep the raw error as the `cause`.
  */
 import * as v from "valibot";
+import { parseJsonAs } from "../json.ts";
 
 /** The fields of a metav1.Status the runner reads; anything may be missing or mistyped. */
 const statusBodySchema = v.looseObject({
@@ -37,14 +38,8 @@ export function httpStatusOf(err: unknown): number | undefined {
 
 /** The Status body: client-node leaves unrecognised codes (403 among them) as raw JSON text. */
 export function statusBodyOf(err: unknown): StatusBody | undefined {
-  let body = field(err, "body");
-  if (typeof body === "string") {
-    try {
-      body = JSON.parse(body);
-    } catch {
-      return undefined;
-    }
-  }
+  const body = field(err, "body");
+  if (typeof body === "string") return parseJsonAs(statusBodySchema, body);
   const parsed = v.safeParse(statusBodySchema, body);
   return parsed.success ? parsed.output : undefined;
 }

@@ -7,6 +7,11 @@
  * runtime image carries only `dist/`, so a file read at startup would be missing there. The bytes
  * here are hashed into the ConfigMap name, so any edit (whitespace included) means a new name.
  */
+/** What every route answers when its handler fails: 500 `{error: message}`. */
+const ANSWERS_500 = `    catches:
+      - status: 500
+        content: { application/json: { body: !cel "{'error': error.message}" } }`;
+
 export const WORKSPACE_APP_MANIFEST = `# The workspace surface of a Telo runner watch session. Mounted read-only into
 # the session pod's \`workspace\` container; every app container shares the
 # directory it serves.
@@ -70,9 +75,7 @@ routes:
     returns:
       - status: 200
         content: { application/json: { body: !cel "{'files': result.files.map(f, {'path': f.path, 'hash': f.hash})}" } }
-    catches:
-      - status: 500
-        content: { application/json: { body: !cel "{'error': error.message}" } }
+${ANSWERS_500}
   # A change set {write: [{path, content, encoding}], delete: [path]} → {written, deleted}
   - request: { path: /workspace, method: POST }
     handler: !ref sync
@@ -82,9 +85,7 @@ routes:
     returns:
       - status: 200
         content: { application/json: { body: !cel "{'written': result.written, 'deleted': result.deleted}" } }
-    catches:
-      - status: 500
-        content: { application/json: { body: !cel "{'error': error.message}" } }
+${ANSWERS_500}
   # ?path=&encoding=utf8|base64 → {content, size}
   - request: { path: /workspace/file, method: GET }
     handler: !ref read
@@ -94,9 +95,7 @@ routes:
     returns:
       - status: 200
         content: { application/json: { body: !cel "{'content': result.content, 'size': result.size}" } }
-    catches:
-      - status: 500
-        content: { application/json: { body: !cel "{'error': error.message}" } }
+${ANSWERS_500}
   # Every file with its content, always base64: {files: [{path, hash, content, encoding}]}
   - request: { path: /workspace/snapshot, method: GET }
     handler: !ref tree
@@ -107,7 +106,5 @@ routes:
     returns:
       - status: 200
         content: { application/json: { body: !cel "{'files': result.files.map(f, {'path': f.path, 'hash': f.hash, 'content': f.content, 'encoding': 'base64'})}" } }
-    catches:
-      - status: 500
-        content: { application/json: { body: !cel "{'error': error.message}" } }
+${ANSWERS_500}
 `;

@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import type { V1Job } from "@kubernetes/client-node";
 import { fetch } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { imageTag } from "../../../src/kube/dependency-key.ts";
+import { imageTag } from "../../../src/kube/build/dependency-key.ts";
 import { DockerHubClient } from "../../../src/kube/image-catalog.ts";
 import { buildJobName } from "../../../src/kube/specs/names.ts";
 import { ANNOTATION_PREFIX } from "../../../src/sim/index.ts";

@@ -3,7 +3,7 @@
  * that never finishes. Alone in its file because the budget is at least 31 s.
  */
 import { describe, expect, it } from "vitest";
-import { imageTag } from "../../../src/kube/dependency-key.ts";
+import { imageTag } from "../../../src/kube/build/dependency-key.ts";
 import { buildJobName } from "../../../src/kube/specs/names.ts";
 import { SessionStartError } from "../../../src/sessions/backend.ts";
 import { useCluster } from "../../sim/helpers.ts";

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BuildConfig } from "../../../src/config/kube.ts";
-import { imageTag } from "../../../src/kube/dependency-key.ts";
-import { basicAuthorization } from "../../../src/kube/registry-auth.ts";
+import { imageTag } from "../../../src/kube/build/dependency-key.ts";
+import { basicAuthorization } from "../../../src/kube/build/registry-auth.ts";
 import { freePort } from "../../support/ports.ts";
 import { useCluster } from "../../sim/helpers.ts";
 import { appBundle, BUILD_NAMESPACE, buildConfig, ensureInput, newBuilder, progressRecorder } from "./fixtures.ts";

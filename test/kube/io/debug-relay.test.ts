@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DebugFrame } from "../../../src/contract/wire.ts";
-import { MAX_BLOCK_CHARS, relayDebugStream } from "../../../src/kube/debug-relay.ts";
+import { MAX_BLOCK_CHARS, relayDebugStream } from "../../../src/kube/io/debug-relay.ts";
 import { freePort } from "../../support/ports.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -205,5 +205,45 @@ describe("relayDebugStream", () => {
     await done;
     expect(frames.map((f) => f.event)).toEqual(["E1", "E3"]);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("relayDebugStream without id lines", () => {
+  const plain = (n: number, timestamp = "2026-11-29T16:30:00.000Z") => `data: ${JSON.stringify({ ...frame(n), timestamp })}\n\n`;
+  /** One connection's answer: `text`, then the end of the stream (`end`) or an open stream. */
+  const answer =
+    (text: string, end = true): Step =>
+    (res) => {
+      stream(res);
+      if (end) res.end(text);
+      else res.write(text);
+    };
+
+  it("never relays a frame twice when the inspector replays its whole buffer on reconnect (issue 9 bug 10)", async () => {
+    // The kernel's inspector: every connection gets its buffer from the start, then new frames.
+    const server = await inspector([
+      answer(plain(1) + plain(2)),
+      answer(plain(1) + plain(2) + plain(3)),
+      answer(plain(1) + plain(2) + plain(3) + plain(4), false),
+    ]);
+    const { frames } = relay(server.url);
+    // E4 comes after the third replay on the same stream: any frame relayed twice is in by then.
+    await waitFor("the fourth frame", () => frames.some((f) => f.event === "E4"));
+    expect(frames.map((f) => f.event)).toEqual(["E1", "E2", "E3", "E4"]);
+  });
+
+  it("relays a restarted kernel's frames, which its new timestamps tell from a replay", async () => {
+    const server = await inspector([
+      answer(plain(1) + plain(2)),
+      answer(plain(1, "2026-11-29T16:31:00.000Z") + plain(2, "2026-11-29T16:31:00.000Z"), false),
+    ]);
+    const { frames } = relay(server.url);
+    await waitFor("four frames", () => frames.length >= 4);
+    expect(frames.map((f) => `${f.event}@${f.timestamp}`)).toEqual([
+      "E1@2026-11-29T16:30:00.000Z",
+      "E2@2026-11-29T16:30:00.000Z",
+      "E1@2026-11-29T16:31:00.000Z",
+      "E2@2026-11-29T16:31:00.000Z",
+    ]);
   });
 });

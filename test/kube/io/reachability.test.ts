@@ -3,7 +3,7 @@
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReachabilityState } from "../../../src/contract/wire.ts";
-import { watchReachability } from "../../../src/kube/reachability.ts";
+import { watchReachability } from "../../../src/kube/io/reachability.ts";
 import { waitFor } from "../../support/wait.ts";
 import { freePort } from "../../support/ports.ts";
 
@@ -102,5 +102,26 @@ describe("watchReachability", () => {
     const right = watch("127.0.0.2", [port]);
     await waitFor("reachable on the pod's address", () => right.statesOf(port).includes("reachable"));
     expect(right.statesOf(port)).toEqual(["checking", "reachable"]);
+  });
+});
+
+describe("watchReachability while the kernel boots", () => {
+  it("starts the grace period only once the kernel has booted (issue 9 bug 11)", async () => {
+    const port = await freePort();
+    const timings = { ...FAST, unreachableAfterMs: 0 };
+    // Without a boot to wait for, a closed port is unreachable at the first failed attempt.
+    const control = watch("127.0.0.1", [port], timings);
+    let boot!: () => void;
+    const booted = new Promise<void>((resolve) => (boot = resolve));
+    const events: ReachabilityState[] = [];
+    const controller = new AbortController();
+    aborts.push(controller);
+    watchReachability("127.0.0.1", [port], (_port, state) => events.push(state), controller.signal, timings, booted);
+    await waitFor("the control's unreachable", () => control.statesOf(port).includes("unreachable"));
+    // Still booting: however many attempts failed, the port has not failed to listen yet.
+    expect(events).toEqual(["checking"]);
+    boot();
+    await waitFor("unreachable after the boot", () => events.includes("unreachable"));
+    expect(events).toEqual(["checking", "unreachable"]);
   });
 });

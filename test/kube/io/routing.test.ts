@@ -5,8 +5,9 @@ import { ApiException, KubeConfig, type V1Ingress } from "@kubernetes/client-nod
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadKubeConfig } from "../../../src/config/kube.ts";
 import { kubeApi, type KubeApi } from "../../../src/kube/api.ts";
-import { resolveRouting } from "../../../src/kube/routing-resolution.ts";
-import { createRouter, probeRoutingSupport, publishService, type Router } from "../../../src/kube/routing.ts";
+import { resolveRouting } from "../../../src/kube/routing/resolution.ts";
+import { createRouter, probeRoutingSupport, type Router } from "../../../src/kube/routing/routing.ts";
+import { publishService } from "../../../src/kube/routing/service.ts";
 import { apiReason } from "../../../src/kube/status/api-error.ts";
 import { httpRouteUnclaimedReason, ingressUnclaimedReason } from "../../../src/kube/status/route-health.ts";
 import { createLogger } from "../../../src/log.ts";

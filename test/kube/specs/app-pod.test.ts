@@ -54,6 +54,7 @@ describe("appPod", () => {
             stdin: true,
             stdinOnce: false,
             tty: true,
+            terminationMessagePolicy: "FallbackToLogsOnError",
             ports: [{ containerPort: 8888, protocol: "TCP" }],
             resources: {
               limits: { cpu: "500m", memory: "512Mi", "ephemeral-storage": "1Gi" },

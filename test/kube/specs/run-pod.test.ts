@@ -82,11 +82,13 @@ describe("runPod", () => {
               { name: "TELO_CACHE_DIR", value: "/telo-cache" },
               { name: "HOME", value: "/home/telo" },
               { name: "npm_config_cache", value: "/home/telo/.npm" },
+              { name: "npm_config_update_notifier", value: "false" },
               { name: "FORCE_COLOR", value: "1" },
             ],
             stdin: true,
             stdinOnce: false,
             tty: true,
+            terminationMessagePolicy: "FallbackToLogsOnError",
             resources: {
               limits: { cpu: "500m", memory: "512Mi", "ephemeral-storage": "1Gi" },
               requests: { cpu: "500m", memory: "512Mi" },

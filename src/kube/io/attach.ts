@@ -8,7 +8,7 @@
  */
 import type { KubeConfig, V1Status } from "@kubernetes/client-node";
 import WebSocket from "ws";
-import { trackAttachStream } from "../metrics/figures.ts";
+import { trackAttachStream } from "../../metrics/figures.ts";
 
 const STDIN = 0;
 const STDOUT = 1;
@@ -26,6 +26,8 @@ export type AttachTarget = {
   container: string;
   tty: boolean;
   onOutput(bytes: Buffer, stream: "stdout" | "stderr"): void;
+  /** Ping interval of the heartbeat that finds a dead connection (default 30 s). */
+  heartbeatMs?: number;
 };
 
 export type AttachEnd = { status?: V1Status; error?: Error };
@@ -38,7 +40,8 @@ export type Attachment = {
   readonly closed: Promise<AttachEnd>;
 };
 
-export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarget): Promise<Attachment> {
+/** The pods/attach WebSocket URL of `target` on the kubeconfig's current cluster. */
+function attachUrl(kubeConfig: KubeConfig, target: AttachTarget): URL {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error("no current cluster in the kubeconfig");
   const query = new URLSearchParams({
@@ -52,6 +55,44 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
     `${cluster.server.replace(/\/+$/, "")}/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.pod)}/attach?${query}`,
   );
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url;
+}
+
+/** Output channels to `target`; the error channel's Status is kept for the end. */
+function readChannels(socket: WebSocket, target: AttachTarget, onStatus: (status: V1Status) => void, onTraffic: () => void): void {
+  socket.on("message", (data: Buffer, isBinary: boolean) => {
+    onTraffic();
+    const message = isBinary ? data : Buffer.from(data);
+    if (message.byteLength < 1) return;
+    const channel = message[0];
+    const payload = message.subarray(1);
+    if ((channel === STDOUT || channel === STDERR) && payload.byteLength > 0) {
+      target.onOutput(Buffer.from(payload), channel === STDOUT ? "stdout" : "stderr");
+    } else if (channel === ERROR && payload.byteLength > 0) {
+      try {
+        onStatus(JSON.parse(payload.toString("utf8")) as V1Status);
+      } catch {
+        onStatus({ status: "Failure", message: payload.toString("utf8") });
+      }
+    }
+  });
+}
+
+/** Settles once the socket is open; rejects with the refusal (its HTTP code and body) or the error. */
+function opened(socket: WebSocket): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    socket.once("open", () => resolve());
+    socket.once("unexpected-response", (_request, response) => {
+      let body = "";
+      response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      response.on("end", () => reject(Object.assign(new Error(`attach refused with HTTP ${response.statusCode}`), { code: response.statusCode, body })));
+    });
+    socket.once("error", (error) => reject(error));
+  });
+}
+
+export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarget): Promise<Attachment> {
+  const url = attachUrl(kubeConfig, target);
   const options: WebSocket.ClientOptions = {};
   await kubeConfig.applyToHTTPSOptions(options);
   const socket = new WebSocket(url, ["v5.channel.k8s.io", "v4.channel.k8s.io"], options);
@@ -61,48 +102,28 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
   trackAttachStream(closed);
   let status: V1Status | undefined;
   let alive = true;
-  const heartbeat = setInterval(() => {
-    if (!alive) return socket.terminate();
-    alive = false;
-    socket.ping();
-  }, PING_INTERVAL_MS);
-  heartbeat.unref();
+  // Started once the socket is open: a ping on a CONNECTING socket throws (issue 11 bug 1).
+  let heartbeat: NodeJS.Timeout | undefined;
 
   socket.on("pong", () => (alive = true));
-  socket.on("message", (data: Buffer, isBinary: boolean) => {
-    alive = true;
-    const message = isBinary ? data : Buffer.from(data);
-    if (message.byteLength < 1) return;
-    const channel = message[0];
-    const payload = message.subarray(1);
-    if ((channel === STDOUT || channel === STDERR) && payload.byteLength > 0) {
-      target.onOutput(Buffer.from(payload), channel === STDOUT ? "stdout" : "stderr");
-    } else if (channel === ERROR && payload.byteLength > 0) {
-      try {
-        status = JSON.parse(payload.toString("utf8")) as V1Status;
-      } catch {
-        status = { status: "Failure", message: payload.toString("utf8") };
-      }
-    }
-  });
+  readChannels(socket, target, (received) => (status = received), () => (alive = true));
   socket.on("close", () => {
     clearInterval(heartbeat);
     settle(status ? { status } : {});
   });
 
-  await new Promise<void>((resolve, reject) => {
-    socket.once("open", () => resolve());
-    socket.once("unexpected-response", (_request, response) => {
-      let body = "";
-      response.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      response.on("end", () => reject(Object.assign(new Error(`attach refused with HTTP ${response.statusCode}`), { code: response.statusCode, body })));
-    });
-    socket.once("error", (error) => reject(error));
-  }).catch((error: Error) => {
-    clearInterval(heartbeat);
+  try {
+    await opened(socket);
+  } catch (error) {
     socket.terminate();
     throw error;
-  });
+  }
+  heartbeat = setInterval(() => {
+    if (!alive) return socket.terminate();
+    alive = false;
+    socket.ping();
+  }, target.heartbeatMs ?? PING_INTERVAL_MS);
+  heartbeat.unref();
   socket.on("error", (error) => {
     clearInterval(heartbeat);
     settle({ error });

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { parseAllDocuments } from "yaml";
-import type { BundleFile } from "../contract/wire.ts";
+import type { BundleFile } from "../../contract/wire.ts";
 
 export interface DependencyKey {
   /** `imports:` sources of every Telo.Application / Telo.Library document, sorted, unique. */

@@ -4,7 +4,7 @@
  * bring-up, a snapshot back after an app-set change, and the bytes of an entry to "touch" it
  * for a manual reload.
  */
-import type { BundleFile, WorkspaceChangeSet, WorkspaceFile, WorkspaceSnapshot } from "../contract/wire.ts";
+import type { BundleFile, WorkspaceChangeSet, WorkspaceFile, WorkspaceSnapshot } from "../../contract/wire.ts";
 
 /** At the workspace root; the kernel anchors the shared module cache (.telo) at its directory. */
 export const WORKSPACE_MARKER_PATH = "telo-workspace.yaml";

@@ -5,7 +5,7 @@
  */
 import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ReachabilityState } from "../contract/wire.ts";
+import type { ReachabilityState } from "../../contract/wire.ts";
 
 export interface ReachabilityTimings {
   /** A connect attempt that has not completed by then counts as failed. */
@@ -49,8 +49,11 @@ async function watchPort(
   report: (port: number, state: ReachabilityState) => void,
   signal: AbortSignal,
   timings: ReachabilityTimings,
+  booted: Promise<void> | undefined,
 ): Promise<void> {
-  const startedAt = performance.now();
+  // The grace period runs from the watch's start, or from the kernel's boot when one is awaited.
+  let startedAt = booted ? undefined : performance.now();
+  void booted?.then(() => (startedAt = performance.now()));
   let reportedUnreachable = false;
   report(port, "checking");
   for (;;) {
@@ -60,7 +63,7 @@ async function watchPort(
       report(port, "reachable");
       return;
     }
-    if (!reportedUnreachable && performance.now() - startedAt >= timings.unreachableAfterMs) {
+    if (!reportedUnreachable && startedAt !== undefined && performance.now() - startedAt >= timings.unreachableAfterMs) {
       reportedUnreachable = true;
       report(port, "unreachable");
     }
@@ -74,7 +77,8 @@ async function watchPort(
  * connect; still failing `unreachableAfterMs` after the start → `unreachable` once, after which
  * slower retries may still flip it to `reachable`. An unknown host (no pod IP) reports every
  * port `unreachable` at once and watches nothing. After `signal` aborts nothing more is reported.
- * Pass tcp ports only: udp is never probed.
+ * Pass tcp ports only: udp is never probed. With `booted`, the grace period starts only once it
+ * settles: a kernel still booting (fetching its modules) has not failed to listen yet.
  */
 export function watchReachability(
   host: string | undefined,
@@ -82,6 +86,7 @@ export function watchReachability(
   report: (port: number, state: ReachabilityState) => void,
   signal: AbortSignal,
   timings: Partial<ReachabilityTimings> = {},
+  booted?: Promise<void>,
 ): void {
   if (signal.aborted) return;
   if (host === undefined) {
@@ -91,6 +96,6 @@ export function watchReachability(
   const resolved = { ...DEFAULT_TIMINGS, ...timings };
   for (const port of ports) {
     // A consumer that throws ends that port's watch; it must not become an unhandled rejection.
-    watchPort(host, port, report, signal, resolved).catch(() => undefined);
+    watchPort(host, port, report, signal, resolved, booted).catch(() => undefined);
   }
 }

@@ -9,16 +9,16 @@
  */
 import type { V1ContainerStatus, V1Job, V1Pod } from "@kubernetes/client-node";
 import { type Response, fetch as undiciFetch } from "undici";
-import type { BuildConfig } from "../config/kube.ts";
-import type { PullPolicy, RunBundle } from "../contract/wire.ts";
-import type { Logger } from "../log.ts";
-import { timeBuild } from "../metrics/figures.ts";
-import { SessionStartError } from "../sessions/backend.ts";
-import { type KubeApi, withDeadline } from "./api.ts";
-import { BundleArchiveError, bundleArchive } from "./bundle-archive.ts";
-import type { BundleStore } from "./bundle-store.ts";
+import type { BuildConfig } from "../../config/kube.ts";
+import type { PullPolicy, RunBundle } from "../../contract/wire.ts";
+import type { Logger } from "../../log.ts";
+import { timeBuild } from "../../metrics/figures.ts";
+import { SessionStartError } from "../../sessions/backend.ts";
+import { type KubeApi, withDeadline } from "../api.ts";
+import { BundleArchiveError, bundleArchive } from "../bundle-archive.ts";
+import type { BundleStore } from "../bundle-store.ts";
 import { imageTag } from "./dependency-key.ts";
-import { DockerHubClient } from "./image-catalog.ts";
+import { DockerHubClient } from "../image-catalog.ts";
 import {
   basicAuthorization,
   bearerTokenOf,
@@ -29,10 +29,10 @@ import {
   type RegistryCredentials,
   tokenRequestUrl,
 } from "./registry-auth.ts";
-import { buildJob, builtImageReference } from "./specs/build-job.ts";
-import { buildContextFiles, dockerfile } from "./specs/dockerfile.ts";
-import { buildJobName, jobPodsSelector } from "./specs/names.ts";
-import { apiReason, isConflict, isNotFound } from "./status/api-error.ts";
+import { buildJob, builtImageReference } from "../specs/build-job.ts";
+import { buildContextFiles, dockerfile } from "../specs/dockerfile.ts";
+import { buildJobName, jobPodsSelector } from "../specs/names.ts";
+import { apiReason, isConflict, isNotFound } from "../status/api-error.ts";
 
 /** Each Kubernetes call gets this long; the typed clients have no timeout of their own. */
 const API_CALL_MS = 10_000;

@@ -4,6 +4,7 @@
  * the registry, and how to follow a `WWW-Authenticate: Bearer` challenge to a token.
  */
 import * as v from "valibot";
+import { parseJsonAs } from "../json.ts";
 
 /** Every manifest media type a registry may answer for a tag. */
 export const MANIFEST_ACCEPT = [
@@ -68,16 +69,9 @@ function entryCredentials(entry: AuthEntry): RegistryCredentials | undefined {
  * Undefined for malformed JSON or no matching entry: the check then goes anonymous.
  */
 export function credentialsFor(dockerConfigJson: string, registry: string): RegistryCredentials | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(dockerConfigJson);
-  } catch {
-    return undefined;
-  }
-  const parsed = v.safeParse(dockerConfigSchema, json);
-  if (!parsed.success) return undefined;
+  const auths = parseJsonAs(dockerConfigSchema, dockerConfigJson)?.auths;
+  if (!auths) return undefined;
   const host = registryHost(registry);
-  const auths = parsed.output.auths;
   const exact = auths[host];
   if (exact) return entryCredentials(exact);
   const normalised = Object.entries(auths).find(([key]) => registryHost(key) === host);

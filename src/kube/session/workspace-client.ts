@@ -14,9 +14,9 @@ import {
   WorkspaceFileSchema,
   WorkspaceSnapshotSchema,
   WorkspaceTreeSchema,
-} from "../contract/wire.ts";
-import type { WorkspaceClient } from "../sessions/backend.ts";
-import { WORKSPACE_PORT } from "./specs/watch-pod.ts";
+} from "../../contract/wire.ts";
+import type { WorkspaceClient } from "../../sessions/backend.ts";
+import { WORKSPACE_PORT } from "../specs/watch-pod.ts";
 
 const REQUEST_TIMEOUT_MS = 30_000;
 

@@ -3,7 +3,7 @@
  * different set (kubernetes.md §4.6, §11.38). Ports are unique across the whole session, the
  * agent's included; a reload that would collide is rejected and reported, never dropped.
  */
-import type { PortMapping, ResolvedApp } from "../contract/wire.ts";
+import type { PortMapping, ResolvedApp } from "../../contract/wire.ts";
 
 /** The co-resident agent as far as ports go: it listens on one tcp port when it declares one. */
 export interface AgentPort {

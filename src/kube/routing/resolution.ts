@@ -5,9 +5,9 @@
  * to boot rather than guess, and a failed IngressClass list is never read as "none exist".
  */
 import type { V1APIGroup, V1IngressClass } from "@kubernetes/client-node";
-import type { RoutingConfig } from "../config/kube.ts";
-import { GATEWAY_API_GROUP } from "./specs/http-route.ts";
-import { apiReason } from "./status/api-error.ts";
+import type { RoutingConfig } from "../../config/kube.ts";
+import { GATEWAY_API_GROUP } from "../specs/http-route.ts";
+import { apiReason } from "../status/api-error.ts";
 
 const DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class";
 

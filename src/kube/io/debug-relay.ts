@@ -3,12 +3,13 @@
  * `text/event-stream` inside a session pod and hands every parsed frame on. The pod may still be
  * booting or its kernel restarting, so every failure is answered the same way: wait and
  * reconnect, until the session's signal aborts. Resuming with `last-event-id` keeps a reconnect
- * from replaying (and re-counting) frames already delivered.
+ * from replaying (and re-counting) frames already delivered; an inspector without ids replays
+ * its buffer, which is recognised and skipped.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import * as v from "valibot";
-import { type DebugFrame, DebugFrameSchema } from "../contract/wire.ts";
+import { type DebugFrame, DebugFrameSchema } from "../../contract/wire.ts";
 
 const DEFAULT_RETRY_MS = 500;
 
@@ -77,9 +78,51 @@ class BlockSplitter {
   }
 }
 
-/** What survives a reconnect: the id of the last frame handed on. */
+/**
+ * What survives a reconnect: the id of the last frame handed on, and for streams without `id:`
+ * lines (the real kernel's, which replays its whole buffer to every connection) the frames
+ * handed on, so that a replay is recognised and not relayed twice (issue 9 bug 10).
+ */
 interface RelayState {
   lastId: number | undefined;
+  delivered: string[];
+}
+
+/** Frames remembered for recognising a replay; a kernel's own buffer is bounded too. */
+const REMEMBERED_FRAMES = 10_000;
+
+/**
+ * Recognises, at the start of a connection, the frames an id-less inspector replays: the first
+ * frame is looked up among those delivered, and from there each next frame must be the next
+ * delivered one. The first frame that is not ends the replay; everything from it on is new (a
+ * restarted kernel's first frame, with its own timestamp, is never among them).
+ */
+class ReplayFilter {
+  #position: number | undefined;
+  #replaying: boolean;
+
+  constructor(private readonly state: RelayState) {
+    this.#replaying = state.delivered.length > 0;
+  }
+
+  /** True when `data` is a replayed frame, to be skipped. */
+  replayed(data: string): boolean {
+    if (!this.#replaying) return false;
+    const delivered = this.state.delivered;
+    const at = this.#position === undefined ? delivered.indexOf(data) : this.#position;
+    if (at >= 0 && at < delivered.length && delivered[at] === data) {
+      this.#position = at + 1;
+      return true;
+    }
+    this.#replaying = false;
+    return false;
+  }
+
+  remember(data: string): void {
+    const delivered = this.state.delivered;
+    delivered.push(data);
+    if (delivered.length > REMEMBERED_FRAMES) delivered.splice(0, delivered.length - REMEMBERED_FRAMES);
+  }
 }
 
 /** One connection: returns when the stream ends or is refused; throws on connection errors and abort. */
@@ -95,12 +138,18 @@ async function followOnce(url: string, onFrame: (frame: DebugFrame) => void, sig
   }
   const decoder = new TextDecoder();
   const splitter = new BlockSplitter();
+  const replays = new ReplayFilter(state);
   for await (const chunk of body) {
     for (const block of splitter.push(decoder.decode(chunk as Buffer, { stream: true }))) {
       if (signal.aborted) return;
       const { data, id } = parseBlock(block);
       const frame = data === undefined ? undefined : frameOf(data);
-      if (frame === undefined) continue;
+      if (frame === undefined || data === undefined) continue;
+      // A stream with ids resumes after the last one; only an id-less one replays.
+      if (id === undefined) {
+        if (replays.replayed(data)) continue;
+        replays.remember(data);
+      }
       try {
         onFrame(frame);
       } catch {
@@ -126,7 +175,7 @@ export async function relayDebugStream(
   options: { retryMs?: number } = {},
 ): Promise<void> {
   const retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
-  const state: RelayState = { lastId: undefined };
+  const state: RelayState = { lastId: undefined, delivered: [] };
   while (!signal.aborted) {
     try {
       await followOnce(url, onFrame, signal, state);

@@ -1,0 +1,299 @@
+/**
+ * A run or predefined-app session (kubernetes.md §2–3) as the engine runs it: one pod with one
+ * `session` container, Running is serving, a pod that ran and ended between two events still
+ * ran; then terminal, routes, debug relay and reachability; its end is the session's end.
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import type { DebugFrame } from "../../contract/wire.ts";
+import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend.ts";
+import { SessionStartError } from "../../sessions/backend.ts";
+import { BundleArchiveError, bundleArchive } from "../bundle-archive.ts";
+import { type KubeContext, runnerLine } from "../context.ts";
+import { appPod } from "../specs/app-pod.ts";
+import { clampLimits } from "../specs/limits.ts";
+import { RUN_INSPECT_PORT, runPod } from "../specs/run-pod.ts";
+import { readSessionConfig, type SessionRecord } from "../specs/session-record.ts";
+import { apiReason } from "../status/api-error.ts";
+import { sessionEndpoints } from "../status/endpoints.ts";
+import type { PodDecision } from "../status/pod-decision.ts";
+import { terminalStatus, type TerminalStatus } from "../status/terminal.ts";
+import { heldOpen } from "./held-open.ts";
+import { publishRoutes } from "./publish.ts";
+import { followApp } from "./relays.ts";
+import { SessionPod, StartFailure } from "./session-pod.ts";
+import { ContainerTerminal } from "./terminal.ts";
+
+const SESSION_CONTAINER = "session";
+
+/** The session's facts as its pod records them. */
+export function sessionFacts(spec: StartSpec): Omit<SessionRecord, "envNames" | "agent"> {
+  return {
+    sessionId: spec.sessionId,
+    mode: spec.mode,
+    createdAt: spec.createdAt,
+    apps: spec.apps,
+    inspect: spec.inspect,
+    selfContained: spec.selfContained,
+    config: readSessionConfig(spec.config),
+  };
+}
+
+export class RunSession {
+  readonly #ctx: KubeContext;
+  readonly #spec: StartSpec;
+  readonly #callbacks: BackendCallbacks;
+  readonly #app: StartSpec["apps"][number];
+  readonly #abort = new AbortController();
+  #pod: SessionPod | undefined;
+  #terminal: ContainerTerminal | undefined;
+  #finished = false;
+  /** Bug 12 bookkeeping: the kernel's notice seen, a run started on the debug stream, the end reported. */
+  #held = { open: false, runStarted: false, reported: false };
+  #resolveDone!: () => void;
+  readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
+
+  constructor(ctx: KubeContext, spec: StartSpec, callbacks: BackendCallbacks) {
+    const app = spec.apps[0];
+    if (!app) throw new Error("a run session has exactly one app");
+    this.#ctx = ctx;
+    this.#spec = spec;
+    this.#callbacks = callbacks;
+    this.#app = app;
+  }
+
+  /** Creates the pod and settles once it runs (or the start fails). */
+  async start(): Promise<Workload> {
+    const body = await this.#buildPod();
+    const pod = this.#follow(body.metadata!.name!);
+    try {
+      await pod.create(body);
+    } catch (error) {
+      // The staged bundle goes with the start that never got a pod.
+      this.#release();
+      throw error;
+    }
+    await this.#whenStarted(pod);
+    return this.#workload();
+  }
+
+  /** Takes over a pod an earlier supervisor created (restart safety); a Pending one gets a fresh start deadline. */
+  async adopt(existing: V1Pod): Promise<Workload> {
+    const pod = this.#follow(existing.metadata!.name!);
+    pod.check();
+    await this.#whenStarted(pod).catch(() => undefined);
+    return this.#workload();
+  }
+
+  #follow(podName: string): SessionPod {
+    this.#pod = new SessionPod(this.#ctx, {
+      podName,
+      needsIp: false,
+      finishedRan: true,
+      stopRequested: this.#callbacks.stopRequested,
+      onProgress: (message) => this.#callbacks.onProgress("provision", message, undefined, this.#app.name),
+    });
+    this.#terminal = new ContainerTerminal(this.#ctx, {
+      podName,
+      container: SESSION_CONTAINER,
+      tty: true,
+      onOutput: (bytes) => this.#onOutput(bytes),
+      say: (text) => this.#say(text),
+    });
+    return this.#pod;
+  }
+
+  async #whenStarted(pod: SessionPod): Promise<void> {
+    let outcome;
+    try {
+      outcome = await pod.started;
+    } catch (error) {
+      throw error instanceof StartFailure ? await this.#failStart(pod, error.message) : error;
+    }
+    this.#announceRunning();
+    if (outcome.kind === "ran") return void this.#finish(terminalStatus(outcome.pod, this.#callbacks.isUserStopped()));
+    pod.goLive((_current, decision) => this.#onLivePod(decision));
+    void this.#whenRunning(outcome.pod);
+  }
+
+  async #buildPod(): Promise<V1Pod> {
+    const { config } = this.#ctx;
+    const common = {
+      session: sessionFacts(this.#spec),
+      env: this.#spec.env,
+      settings: config.sessionPods,
+      defaultImage: config.RUNNER_IMAGE,
+    };
+    const pod = this.#spec.selfContained
+      ? appPod({ ...common, limits: clampLimits(config.appCeilings) })
+      : runPod({
+          ...common,
+          limits: clampLimits(config.runCeilings),
+          ...(await this.#builtImage()),
+          bundleUrl: await this.#stageBundle(),
+        });
+    const extra = this.#ctx.podAnnotations(this.#spec);
+    pod.metadata!.annotations = { ...pod.metadata!.annotations, ...extra };
+    return pod;
+  }
+
+  /** The build path (§2.10) when the runner builds images; nothing otherwise. */
+  async #builtImage(): Promise<{ builtImage?: string }> {
+    const builder = this.#ctx.builder;
+    if (!builder) return {};
+    const config = readSessionConfig(this.#spec.config);
+    const builtImage = await builder.ensureImage(
+      {
+        sessionId: this.#spec.sessionId,
+        app: this.#app.name,
+        bundle: this.#spec.bundle,
+        baseImage: config.image ?? this.#ctx.config.RUNNER_IMAGE,
+        pullPolicy: config.pullPolicy ?? "missing",
+        entryRelativePath: this.#app.entryRelativePath,
+        ...(typeof this.#spec.config.registryUrl === "string" && { registryUrl: this.#spec.config.registryUrl }),
+      },
+      (message, done) => this.#callbacks.onProgress("build", message, done, this.#app.name),
+    );
+    return { builtImage };
+  }
+
+  async #stageBundle(): Promise<string> {
+    try {
+      return this.#ctx.bundles.stage(this.#spec.sessionId, await bundleArchive(this.#spec.bundle.files));
+    } catch (error) {
+      if (error instanceof BundleArchiveError) throw new SessionStartError("create", error.message, { cause: error });
+      throw error;
+    }
+  }
+
+  #announceRunning(): void {
+    this.#callbacks.onStatus({
+      kind: "running",
+      endpoints: sessionEndpoints(this.#app.ports, {
+        sessionId: this.#spec.sessionId,
+        baseDomain: this.#ctx.config.routing.baseDomain,
+        routed: this.#ctx.router !== undefined,
+      }),
+    });
+  }
+
+  /** §2.6, in order: running, attach, routing, debug relay, reachability. */
+  async #whenRunning(pod: V1Pod): Promise<void> {
+    await this.#terminal!.open();
+    if (this.#finished) return;
+    if (this.#app.ports.length > 0) await this.#publish(pod);
+    if (this.#finished) return;
+    followApp({
+      podIp: pod.status?.podIP,
+      inspectPort: this.#spec.inspect ? RUN_INSPECT_PORT : undefined,
+      ports: this.#app.ports,
+      signal: this.#abort.signal,
+      onDebug: (frame) => this.#onDebug(frame),
+      onReachability: (port, state) => this.#callbacks.onReachability(this.#app.name, port, state),
+      say: (text) => this.#say(text),
+    });
+  }
+
+  async #publish(pod: V1Pod): Promise<void> {
+    try {
+      await publishRoutes(this.#ctx, {
+        sessionId: this.#spec.sessionId,
+        ports: this.#app.ports,
+        owner: { name: this.#pod!.name, uid: pod.metadata?.uid ?? "" },
+        replace: false,
+        signal: this.#abort.signal,
+        onReadError: (line) => this.#say(line),
+      });
+    } catch (error) {
+      this.#say(`could not publish the session route: ${apiReason(error)}`);
+    }
+  }
+
+  #onLivePod(decision: PodDecision): void {
+    const userStopped = this.#callbacks.isUserStopped();
+    if (decision.kind === "gone") void this.#finish(userStopped ? { kind: "stopped" } : { kind: "failed", message: "pod disappeared" });
+    else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped));
+  }
+
+  #onOutput(bytes: Uint8Array): void {
+    this.#callbacks.onOutput(this.#app.name, bytes, "tty");
+    if (this.#spec.inspect && heldOpen(bytes)) {
+      this.#held.open = true;
+      this.#reportHeldOpen();
+    }
+  }
+
+  #onDebug(frame: DebugFrame): void {
+    this.#callbacks.onDebug(this.#app.name, frame);
+    if (frame.event === "Kernel.Starting") {
+      this.#held.runStarted = true;
+      this.#reportHeldOpen();
+    }
+  }
+
+  /**
+   * With inspect, a kernel holds a finished application open for its debugger, so the pod
+   * does not end: its words on the terminal say the run is over (issue 9 bug 12). The run
+   * they end must have started on the debug stream first, which may lag the terminal.
+   */
+  #reportHeldOpen(): void {
+    const held = this.#held;
+    if (!held.open || !held.runStarted || held.reported) return;
+    held.reported = true;
+    this.#callbacks.onRunEnded(this.#app.name, { code: 0 });
+  }
+
+  #say(text: string): void {
+    this.#callbacks.onOutput(this.#app.name, runnerLine(text), "tty");
+  }
+
+  /**
+   * §2.4 step 5: clean up; the core reports the failure on the stream as `start: <message>`
+   * (the message does not say "start" again, issue 9 bug 7).
+   */
+  async #failStart(pod: SessionPod, message: string): Promise<SessionStartError> {
+    this.#finished = true;
+    this.#release();
+    let failure = new SessionStartError("start", message);
+    try {
+      await pod.delete();
+    } catch (error) {
+      failure = new SessionStartError("start", `${message}; deleting the pod failed: ${apiReason(error)}`, { cause: error });
+    }
+    this.#resolveDone();
+    return failure;
+  }
+
+  async #finish(status: TerminalStatus): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#release();
+    if (status.kind !== "stopped") await this.#terminal?.backfill();
+    this.#callbacks.onStatus(status);
+    this.#resolveDone();
+    // The history lives in the supervisor now: an ended pod would only hold quota. Its
+    // Service and routes go with it (owner references).
+    await this.#pod
+      ?.delete()
+      .catch((error: unknown) => this.#ctx.log.warn("deleting an ended session pod failed", { sessionId: this.#spec.sessionId, reason: apiReason(error) }));
+  }
+
+  #release(): void {
+    this.#abort.abort();
+    this.#pod?.release();
+    this.#terminal?.close();
+    this.#ctx.bundles.drop(this.#spec.sessionId);
+  }
+
+  #workload(): Workload {
+    return {
+      done: this.done,
+      writeStdin: (_app, bytes) => this.#terminal?.writeStdin(bytes),
+      resize: (_app, cols, rows) => this.#terminal?.resize(cols, rows),
+      stop: async () => {
+        if (this.#finished) return;
+        await this.#pod?.delete();
+        await this.#finish({ kind: "stopped" });
+      },
+    };
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * One session pod's life (issue 10's engine): followed through the shared pod watch from
+ * before its create, created with a deadline, driven to Running by the decisions of
+ * `status/pod-decision.ts` (the start deadline included), then reported to its session on every
+ * change, and deleted exactly once however many ways a stop arrives (issue 9 bug 5).
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import type { KubeContext } from "../context.ts";
+import { decidePod, type PodDecision, type SessionPhase } from "../status/pod-decision.ts";
+import { provisionMessage } from "../status/provision.ts";
+import { pullTrouble } from "../status/waiting.ts";
+import { createPod, deletePod } from "./pod-calls.ts";
+
+export type SessionPodOptions = {
+  podName: string;
+  /** See SessionPhase: what serving means for this session's mode. */
+  needsIp: boolean;
+  finishedRan: boolean;
+  /** A stop ends the start at once rather than at its deadline. */
+  stopRequested: AbortSignal;
+  onProgress(message: string): void;
+};
+
+/** How a start ended: the pod serves, or (run sessions) it ran and ended between two events. */
+export type StartOutcome = { kind: "ready"; pod: V1Pod } | { kind: "ran"; pod: V1Pod };
+
+/** A start that did not reach Running; the session deletes the pod and reports `message`. */
+export class StartFailure extends Error {}
+
+export type LiveListener = (pod: V1Pod | undefined, decision: PodDecision) => void;
+
+export class SessionPod {
+  readonly name: string;
+  readonly #ctx: KubeContext;
+  readonly #options: SessionPodOptions;
+  readonly deadlineAt: number;
+  #phase: SessionPhase;
+  #live: LiveListener | undefined;
+  #unsubscribe: () => void;
+  #timer: NodeJS.Timeout | undefined;
+  #lastProgress: { provision?: string | undefined; pull?: string | undefined } = {};
+  #deletion: Promise<void> | undefined;
+  #settle!: { resolve(outcome: StartOutcome): void; reject(error: Error): void };
+  /** Settles once: ready/ran, or a StartFailure (deadline, early end, disappearance, stop). */
+  readonly started: Promise<StartOutcome>;
+
+  constructor(ctx: KubeContext, options: SessionPodOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.name = options.podName;
+    this.deadlineAt = Date.now() + ctx.timings.startDeadlineMs;
+    this.#phase = { kind: "starting", deadlineAt: this.deadlineAt, needsIp: options.needsIp, finishedRan: options.finishedRan, seen: false };
+    this.started = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
+    // Handled by whoever awaits it; a failure before anyone does must not go unhandled.
+    this.started.catch(() => undefined);
+    // Subscribed before the create, so no event about the new pod can be missed.
+    this.#unsubscribe = ctx.watcher.subscribe(this.name, (pod) => this.#onPod(pod));
+    this.#timer = setTimeout(() => this.#onPod(ctx.watcher.get(this.name), false), Math.max(0, this.deadlineAt - Date.now()));
+    this.#timer.unref();
+    const stop = options.stopRequested;
+    if (stop.aborted) this.#fail("the session was stopped");
+    else stop.addEventListener("abort", () => this.#fail("the session was stopped"), { once: true });
+  }
+
+  /** Creates the pod (retried within the start deadline), then reads what the watch already has. */
+  async create(body: V1Pod): Promise<void> {
+    try {
+      await createPod(this.#ctx, body, this.deadlineAt, this.#options.stopRequested);
+    } catch (error) {
+      this.release();
+      throw error;
+    }
+    this.check();
+  }
+
+  /** Reads the watch's current copy (after a create or on adoption). */
+  check(): void {
+    const cached = this.#ctx.watcher.get(this.name);
+    if (cached) this.#onPod(cached);
+  }
+
+  /** From now on every change of the pod goes to `listener` (called once at once with the current copy). */
+  goLive(listener: LiveListener): void {
+    this.#phase = { kind: "live" };
+    this.#live = listener;
+    clearTimeout(this.#timer);
+    const current = this.#ctx.watcher.get(this.name);
+    listener(current, decidePod(current, this.#phase, Date.now()));
+  }
+
+  /** One delete per pod, whoever asks and however often; a failed one may be asked again. */
+  delete(): Promise<void> {
+    this.#deletion ??= deletePod(this.#ctx, this.name).catch((error: unknown) => {
+      this.#deletion = undefined;
+      throw error;
+    });
+    return this.#deletion;
+  }
+
+  /** Stops following the pod (it is not deleted). */
+  release(): void {
+    clearTimeout(this.#timer);
+    this.#unsubscribe();
+    this.#live = undefined;
+    this.#fail("the session ended");
+  }
+
+  #onPod(pod: V1Pod | undefined, fromWatch = true): void {
+    const phase = this.#phase;
+    if (phase.kind === "live") {
+      this.#live?.(pod, decidePod(pod, phase, Date.now()));
+      return;
+    }
+    if (fromWatch && pod) phase.seen = true;
+    const decision = decidePod(pod, phase, Date.now());
+    if (decision.kind === "ready" || decision.kind === "ran") this.#succeed(decision);
+    else if (decision.kind === "start-failed") this.#fail(decision.message);
+    else if (pod) this.#reportProgress(pod);
+  }
+
+  #reportProgress(pod: V1Pod): void {
+    const provision = provisionMessage(pod);
+    const pull = pullTrouble(pod);
+    if (provision !== undefined && provision !== this.#lastProgress.provision) this.#options.onProgress(provision);
+    if (pull !== undefined && pull !== this.#lastProgress.pull) this.#options.onProgress(pull);
+    this.#lastProgress = { provision: provision ?? this.#lastProgress.provision, pull };
+  }
+
+  #succeed(outcome: StartOutcome): void {
+    clearTimeout(this.#timer);
+    this.#phase = { kind: "live" };
+    this.#settle.resolve(outcome);
+  }
+
+  #fail(message: string): void {
+    clearTimeout(this.#timer);
+    this.#settle.reject(new StartFailure(message));
+  }
+}

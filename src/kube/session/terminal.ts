@@ -1,0 +1,151 @@
+/**
+ * One container's terminal (kubernetes.md §2.6, §4.5) for run and watch sessions alike: the
+ * attach, what was printed before it (from the pod log, issue 11 bug 9), the terminal size
+ * sent on every attach, keystrokes typed before it, and the re-attach of a stream cut while
+ * the container still runs — never of a container that has ended (issue 9 bugs 5 and 9).
+ */
+import type { ByteStreamTag } from "../../contract/wire.ts";
+import { withDeadline } from "../api.ts";
+import type { KubeContext } from "../context.ts";
+import { type Attachment, attachContainer } from "../io/attach.ts";
+import { apiReason } from "../status/api-error.ts";
+import { overlapLength } from "./overlap.ts";
+
+/** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
+const MAX_EARLY_STDIN_BYTES = 64 * 1024;
+/** What a terminal gets until the client says otherwise (the classic VT100 size). */
+export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 };
+/** Output read from the pod log when the attach came late or never. */
+const LOG_BYTES = 1024 * 1024;
+const LOG_READ_DEADLINE_MS = 10_000;
+
+export type TerminalTarget = {
+  podName: string;
+  container: string;
+  tty: boolean;
+  onOutput(bytes: Uint8Array, tag: ByteStreamTag): void;
+  /** A `[runner]` line on this terminal. */
+  say(text: string): void;
+};
+
+export class ContainerTerminal {
+  readonly #ctx: KubeContext;
+  readonly #target: TerminalTarget;
+  #attachment: Attachment | undefined;
+  #closed = false;
+  #size = DEFAULT_TERMINAL_SIZE;
+  #earlyStdin: Buffer[] = [];
+  #earlyStdinBytes = 0;
+  /** Output reached the client (from the attach or the log). */
+  sawOutput = false;
+
+  constructor(ctx: KubeContext, target: TerminalTarget) {
+    this.#ctx = ctx;
+    this.#target = target;
+  }
+
+  /** The first attach: what the container printed before it is read from the log, then followed live. */
+  async open(): Promise<void> {
+    await this.#attach(true);
+  }
+
+  writeStdin(bytes: Uint8Array): void {
+    if (this.#attachment) return this.#attachment.writeStdin(bytes);
+    if (this.#closed || this.#earlyStdinBytes + bytes.byteLength > MAX_EARLY_STDIN_BYTES) return;
+    this.#earlyStdin.push(Buffer.from(bytes));
+    this.#earlyStdinBytes += bytes.byteLength;
+  }
+
+  resize(cols: number, rows: number): void {
+    this.#size = { cols, rows };
+    this.#attachment?.resize(cols, rows);
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#attachment?.close();
+    this.#attachment = undefined;
+  }
+
+  /** The container's log, for a terminal that never showed anything (an app that ended before its attach). */
+  async backfill(): Promise<void> {
+    if (this.sawOutput) return;
+    const log = await this.#readLog();
+    if (log.byteLength > 0) this.#emit(log);
+  }
+
+  #emit(bytes: Uint8Array, stream: "stdout" | "stderr" = "stdout"): void {
+    if (bytes.byteLength === 0) return;
+    this.sawOutput = true;
+    this.#target.onOutput(bytes, this.#target.tty ? "tty" : stream);
+  }
+
+  async #readLog(): Promise<Buffer> {
+    try {
+      const read = this.#ctx.api.core.readNamespacedPodLog({
+        name: this.#target.podName,
+        namespace: this.#ctx.config.sessionPods.namespace,
+        container: this.#target.container,
+        limitBytes: LOG_BYTES,
+      });
+      // Live output waits for this read: a hung apiserver must not hold the terminal for long.
+      const log = await withDeadline(read, LOG_READ_DEADLINE_MS, "the pod log read");
+      return Buffer.from(log ?? "");
+    } catch {
+      // The log is a courtesy; the live stream and the status matter.
+      return Buffer.alloc(0);
+    }
+  }
+
+  #containerRunning(): boolean {
+    const pod = this.#ctx.watcher.get(this.#target.podName);
+    const status = pod?.status?.containerStatuses?.find((candidate) => candidate.name === this.#target.container);
+    return pod?.status?.phase === "Running" && status?.state?.running !== undefined;
+  }
+
+  async #attach(first: boolean): Promise<void> {
+    if (this.#closed) return;
+    // Until the log is read, live output waits, so the two can be joined without a repeat.
+    let held: Buffer[] | undefined = first && this.#target.tty ? [] : undefined;
+    let attachment: Attachment;
+    try {
+      attachment = await attachContainer(this.#ctx.api.kubeConfig, {
+        namespace: this.#ctx.config.sessionPods.namespace,
+        pod: this.#target.podName,
+        container: this.#target.container,
+        tty: this.#target.tty,
+        onOutput: (bytes, stream) => (held ? held.push(bytes) : this.#emit(bytes, stream)),
+      });
+    } catch (error) {
+      const say = () => this.#target.say(`failed to attach${this.#target.tty ? " PTY" : ""}: ${apiReason(error)}`);
+      if (this.#closed) return;
+      if (first) return say();
+      // A re-attach refused because the container has just ended is its end, not a failure to
+      // tell; the pod watch may lag the container by a moment, so it is asked once more later.
+      setTimeout(() => !this.#closed && this.#containerRunning() && say(), this.#ctx.timings.reattachDelayMs).unref();
+      return;
+    }
+    if (this.#closed) return attachment.close();
+    this.#attachment = attachment;
+    attachment.resize(this.#size.cols, this.#size.rows);
+    for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
+    this.#earlyStdinBytes = 0;
+    if (held) {
+      const log = await this.#readLog();
+      const live = Buffer.concat(held);
+      held = undefined;
+      this.#emit(log);
+      this.#emit(live.subarray(overlapLength(log, live)));
+    }
+    void attachment.closed.then(() => this.#onClosed(attachment));
+  }
+
+  /** A stream cut while the container still runs (network, apiserver restart) is re-attached. */
+  #onClosed(attachment: Attachment): void {
+    if (this.#closed || this.#attachment !== attachment) return;
+    this.#attachment = undefined;
+    setTimeout(() => {
+      if (!this.#closed && this.#containerRunning()) void this.#attach(false);
+    }, this.#ctx.timings.reattachDelayMs).unref();
+  }
+}

@@ -1,0 +1,372 @@
+/**
+ * A watch session (kubernetes.md §4) as the engine runs it: one pod holding a shared workspace,
+ * the runner-owned `workspace` container serving it, one `app-<name>` container per app
+ * running `telo run --watch`, and optionally the co-resident agent. Serving means Running with
+ * an IP and the workspace answering. What watch adds to the engine: the workspace seed, port
+ * changes declared by the kernels, and a new pod (under a new name) on an app-set change; a
+ * suspend deletes the pod, a resume is a fresh start under the same session id.
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ResolvedApp, WorkspaceChangeSet } from "../../contract/wire.ts";
+import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend.ts";
+import { SessionStartError } from "../../sessions/backend.ts";
+import { type KubeContext, runnerLine } from "../context.ts";
+import { clampLimits } from "../specs/limits.ts";
+import { appContainerName, watchPodName, watchPodSuffix, workspaceConfigMapName } from "../specs/names.ts";
+import { WATCH_INSPECT_BASE_PORT, watchPod } from "../specs/watch-pod.ts";
+import { apiFailureMessage, apiReason } from "../status/api-error.ts";
+import type { PodDecision } from "../status/pod-decision.ts";
+import { appRunEnds } from "../status/run-ended.ts";
+import { watchSessionEnd } from "../status/watch-pod-status.ts";
+import type { TerminalStatus } from "../status/terminal.ts";
+import { WORKSPACE_APP_MANIFEST } from "../workspace-app/manifest.ts";
+import { followApp } from "./relays.ts";
+import { sessionFacts } from "./run-session.ts";
+import { SessionPod, StartFailure } from "./session-pod.ts";
+import { ContainerTerminal } from "./terminal.ts";
+import { ensureWorkspaceConfigMap } from "./workspace-configmap.ts";
+import type { PodWorkspaceClient } from "./workspace-client.ts";
+import { WatchPorts } from "./watch-ports.ts";
+import { releaseWatchRuntime, type WatchRuntime, watchRuntime } from "./watch-runtime.ts";
+import { restoreChangeSet, seedChangeSet, touchChangeSet } from "./workspace-seed.ts";
+
+/** §4.3 step 3: once Running, the workspace surface must answer, probed every half second. */
+const WORKSPACE_READY_DEADLINE_MS = 120_000;
+const WORKSPACE_POLL_MS = 500;
+
+export type WatchSessionOptions = {
+  /** RUNNER_WATCH_MAX_TTL_SECONDS: the pod's activeDeadlineSeconds. */
+  ttlSeconds: number;
+};
+
+/** Makes every pod name of this process unique even within one millisecond (§4.2). */
+let podCounter = 0;
+
+/** Fresh on every pod (re)creation: the previous pod may still be terminating under its name. */
+function nextPodSuffix(): string {
+  podCounter += 1;
+  return watchPodSuffix(Date.now(), podCounter);
+}
+
+export class WatchSession {
+  readonly #ctx: KubeContext;
+  readonly #spec: StartSpec;
+  readonly #callbacks: BackendCallbacks;
+  readonly #ttlSeconds: number;
+  #apps: ResolvedApp[];
+  #runtime: WatchRuntime | undefined;
+  #finished = false;
+  /** App-set changes run one after the other. */
+  #appChange: Promise<void> = Promise.resolve();
+  readonly #ports: WatchPorts;
+  #resolveDone!: () => void;
+  readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
+
+  constructor(ctx: KubeContext, spec: StartSpec, callbacks: BackendCallbacks, options: WatchSessionOptions) {
+    this.#ctx = ctx;
+    this.#spec = spec;
+    this.#callbacks = callbacks;
+    this.#ttlSeconds = options.ttlSeconds;
+    this.#apps = spec.apps.map((app) => ({ ...app, ports: [...app.ports] }));
+    this.#ports = new WatchPorts(ctx, spec, callbacks, (runtime) => this.#runtime === runtime);
+  }
+
+  /** Start or resume: the ConfigMap, a new pod seeded with the bundle, then `running`. */
+  async start(): Promise<Workload> {
+    try {
+      await ensureWorkspaceConfigMap(this.#ctx);
+      await this.#bringUp({ seed: seedChangeSet(this.#spec.bundle.files) });
+    } catch (error) {
+      this.#end();
+      throw error;
+    }
+    this.#announceRunning();
+    return this.#workload();
+  }
+
+  /** Takes over a pod an earlier supervisor created (restart safety): its workspace is kept as it is. */
+  async adopt(pod: V1Pod): Promise<Workload> {
+    try {
+      await this.#bringUp({ existing: pod });
+    } catch (error) {
+      this.#end();
+      throw error;
+    }
+    this.#announceRunning();
+    return this.#workload();
+  }
+
+  #announceRunning(): void {
+    this.#callbacks.onStatus(this.#ports.runningStatus(this.#apps));
+  }
+
+  /**
+   * §4.3: create the pod (or take the existing one), wait for it to serve, then attach, write
+   * `seed`, publish, relay and watch. Throws a SessionStartError; a pod created here is
+   * deleted again on any failure after its create.
+   */
+  async #bringUp(input: { seed?: WorkspaceChangeSet; existing?: V1Pod }): Promise<void> {
+    const suffix = input.existing ? undefined : nextPodSuffix();
+    const podName = input.existing?.metadata?.name ?? watchPodName(this.#spec.sessionId, suffix!);
+    // The attempt ends on a stop, or when the pod dies before it serves.
+    const attempt = new AbortController();
+    const stopped = AbortSignal.any([attempt.signal, this.#callbacks.stopRequested]);
+    const pod = new SessionPod(this.#ctx, {
+      podName,
+      needsIp: true,
+      finishedRan: false,
+      stopRequested: stopped,
+      onProgress: (message) => this.#callbacks.onProgress("provision", message),
+    });
+    try {
+      if (suffix === undefined) pod.check();
+      else await pod.create(this.#podBody(suffix));
+      const { pod: current } = await pod.started;
+      const runtime = watchRuntime(pod, current);
+      this.#runtime = runtime;
+      pod.goLive((live, decision) => this.#onPodChange(runtime, live, decision, attempt));
+      await this.#waitForWorkspace(runtime.workspace, stopped);
+      if (stopped.aborted) throw this.#attemptEnded(attempt);
+      await this.#goLive(runtime, input.seed, stopped);
+      // A stop or the pod's end while going live: the runtime is torn down now.
+      if (stopped.aborted) throw this.#attemptEnded(attempt);
+      if (this.#finished) throw new StartFailure("the session pod ended while starting");
+      runtime.serving = true;
+      this.#onPodChange(runtime, this.#ctx.watcher.get(podName), undefined, attempt);
+    } catch (error) {
+      throw await this.#discardPod(pod, error);
+    }
+  }
+
+  /** Why a bring-up attempt ended early: a stop, or the pod's end (the attempt's reason). */
+  #attemptEnded(attempt: AbortController): StartFailure {
+    return new StartFailure(this.#callbacks.stopRequested.aborted ? "the session was stopped" : String(attempt.signal.reason));
+  }
+
+  #podBody(nameSuffix: string): V1Pod {
+    const { config } = this.#ctx;
+    const spec = { ...this.#spec, apps: this.#apps };
+    const pod = watchPod({
+      session: sessionFacts(spec),
+      env: this.#spec.env,
+      settings: config.sessionPods,
+      limits: clampLimits(config.appCeilings),
+      ttlSeconds: this.#ttlSeconds,
+      defaultImage: config.RUNNER_IMAGE,
+      nameSuffix,
+      workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST),
+      ...(this.#spec.agent && { agent: this.#spec.agent }),
+    });
+    pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.podAnnotations(spec) };
+    return pod;
+  }
+
+  /** §4.3 step 3: `GET /workspace` every poll interval until it answers or the deadline passes. */
+  async #waitForWorkspace(workspace: PodWorkspaceClient, signal: AbortSignal): Promise<void> {
+    this.#callbacks.onProgress("boot", "Starting workspace");
+    const deadline = performance.now() + WORKSPACE_READY_DEADLINE_MS;
+    let lastError = "no response";
+    while (!signal.aborted) {
+      try {
+        await workspace.tree(signal);
+        return;
+      } catch (error) {
+        lastError = error instanceof Error ? error.message : String(error);
+      }
+      if (performance.now() >= deadline) throw new SessionStartError("start", `workspace container did not become ready: ${lastError}`);
+      await sleep(WORKSPACE_POLL_MS, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * A failed bring-up: delete the pod it may have created (grace 0, 404 ok) and say why it
+   * failed. A delete that fails too is part of the message, as for run sessions.
+   */
+  async #discardPod(pod: SessionPod, error: unknown): Promise<Error> {
+    const failure =
+      error instanceof SessionStartError ? error : new SessionStartError("start", error instanceof Error ? error.message : String(error), { cause: error });
+    if (this.#runtime?.pod === pod) this.#releaseRuntime();
+    pod.release();
+    if (failure.stage === "create") return failure;
+    try {
+      await pod.delete();
+    } catch (deleteError) {
+      return new SessionStartError("start", `${failure.message}; deleting the pod failed: ${apiReason(deleteError)}`, { cause: deleteError });
+    }
+    return failure;
+  }
+
+  /**
+   * §4.3 steps 4–8: attach every app, seed, publish, relay, reach. Unlike the reference, the
+   * apps are attached before the seed: their containers wait for their entries, so what a
+   * kernel prints on its first load (a manifest error, say) reaches the terminal.
+   */
+  async #goLive(runtime: WatchRuntime, seed: WorkspaceChangeSet | undefined, signal: AbortSignal): Promise<void> {
+    await Promise.all(this.#apps.map((app) => this.#openTerminal(runtime, app)));
+    if (seed) await this.#write(runtime.workspace, seed, signal, "seeding the workspace");
+    try {
+      await this.#ports.publish(runtime, this.#apps);
+    } catch (error) {
+      throw new SessionStartError("start", apiFailureMessage("could not publish the session's endpoints", error), { cause: error });
+    }
+    this.#apps.forEach((app, index) => {
+      const follower = followApp({
+        podIp: runtime.podIp,
+        inspectPort: WATCH_INSPECT_BASE_PORT + index,
+        ports: app.ports,
+        signal: runtime.abort.signal,
+        onDebug: (frame) => {
+          this.#ports.onFrame(runtime, this.#apps, app.name, frame);
+          this.#callbacks.onDebug(app.name, frame);
+        },
+        onReachability: (port, state) => this.#callbacks.onReachability(app.name, port, state),
+        say: (text) => this.#callbacks.onOutput(app.name, runnerLine(text), app.io === "tty" ? "tty" : "stderr"),
+      });
+      runtime.followers.set(app.name, follower);
+    });
+  }
+
+  async #write(workspace: PodWorkspaceClient, changes: WorkspaceChangeSet, signal: AbortSignal, what: string): Promise<void> {
+    try {
+      await workspace.apply(changes, signal);
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw new SessionStartError("start", `${what} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+
+  /** §4.5: one terminal per app; `tty` apps get one merged stream, `streams` apps stdout and stderr. */
+  async #openTerminal(runtime: WatchRuntime, app: ResolvedApp): Promise<void> {
+    const tty = app.io === "tty";
+    const terminal = new ContainerTerminal(this.#ctx, {
+      podName: runtime.pod.name,
+      container: appContainerName(app.name),
+      tty,
+      onOutput: (bytes, tag) => this.#callbacks.onOutput(app.name, bytes, tag),
+      say: (text) => this.#callbacks.onOutput(app.name, runnerLine(text), tty ? "tty" : "stderr"),
+    });
+    runtime.terminals.set(app.name, terminal);
+    await terminal.open();
+  }
+
+  /** Every change of a pod past Running: during the bring-up its death ends the attempt; then §4.8. */
+  #onPodChange(runtime: WatchRuntime, pod: V1Pod | undefined, decision: PodDecision | undefined, attempt: AbortController): void {
+    if (this.#runtime !== runtime || this.#finished) return;
+    if (!runtime.serving) {
+      if (decision?.kind === "gone") attempt.abort("pod disappeared before reaching Running");
+      else if (decision?.kind === "ended") attempt.abort(`pod reached ${decision.pod.status?.phase} before serving`);
+      return;
+    }
+    const userStopped = this.#callbacks.isUserStopped();
+    if (!pod) return void this.#finish(userStopped ? { kind: "stopped" } : { kind: "failed", message: "pod disappeared" });
+    if (!userStopped) {
+      for (const end of appRunEnds(pod)) {
+        if (runtime.ended.has(end.app)) continue;
+        runtime.ended.add(end.app);
+        this.#callbacks.onRunEnded(end.app, { reason: end.reason });
+      }
+    }
+    const end = watchSessionEnd(pod, userStopped);
+    if (end) void this.#finish(end);
+  }
+
+  /** The session ended on its own (pod ended or vanished): clean up, then report. */
+  async #finish(status: TerminalStatus): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    try {
+      await this.#teardown();
+    } catch (error) {
+      this.#ctx.log.warn("deleting an ended watch pod failed", { sessionId: this.#spec.sessionId, error });
+    }
+    this.#callbacks.onStatus(status);
+    this.#resolveDone();
+  }
+
+  /** Marks the session over without a status of its own (a failed start: the core reports it). */
+  #end(): void {
+    this.#finished = true;
+    this.#resolveDone();
+  }
+
+  /** Stops following the pod and everything fed from it, without deleting it. */
+  #releaseRuntime(): WatchRuntime | undefined {
+    const runtime = this.#runtime;
+    if (!runtime) return undefined;
+    this.#runtime = undefined;
+    releaseWatchRuntime(runtime);
+    return runtime;
+  }
+
+  /** §4.4 teardown: the pod watch first, so the delete is not reported as the session failing. */
+  async #teardown(): Promise<void> {
+    const runtime = this.#releaseRuntime();
+    if (runtime) await runtime.pod.delete();
+  }
+
+  /** §4.4: the entry's own bytes written back, which the kernel's file watcher sees as a change. */
+  async #reload(appName: string): Promise<void> {
+    const runtime = this.#runtime;
+    const app = this.#apps.find((candidate) => candidate.name === appName);
+    if (!runtime || !app) return;
+    const current = await runtime.workspace.fileBase64(app.entryRelativePath);
+    await runtime.workspace.apply(touchChangeSet(app.entryRelativePath, current));
+  }
+
+  /**
+   * §4.4: a pod's containers are fixed at creation, so a new app set is a new pod: snapshot the
+   * workspace, tear the pod down, bring up a new one with the snapshot written back instead of
+   * the bundle (the workspace has moved on since the start). A failure ends the session.
+   */
+  async #setApps(next: ResolvedApp[]): Promise<void> {
+    const runtime = this.#runtime;
+    if (!runtime || this.#finished) throw new Error("the session has no live pod");
+    const snapshot = await runtime.workspace.snapshot();
+    await this.#teardown();
+    this.#apps = next.map((app) => ({ ...app, ports: [...app.ports] }));
+    try {
+      // Written back before the pod goes live, like a first seed: the app containers wait for
+      // their entries, so no kernel loads a half-restored workspace.
+      await this.#bringUp({ seed: restoreChangeSet(snapshot) });
+    } catch (error) {
+      await this.#teardown().catch(() => undefined);
+      this.#end();
+      throw error;
+    }
+    this.#announceRunning();
+  }
+
+  /** A stop or a suspend: the pod goes; a stop also reports `stopped`. */
+  async #close(report: boolean): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    try {
+      await this.#teardown();
+    } finally {
+      if (report) this.#callbacks.onStatus({ kind: "stopped" });
+      this.#resolveDone();
+    }
+  }
+
+  #workload(): Workload {
+    const session = this;
+    return {
+      done: this.done,
+      get workspace() {
+        return session.#runtime?.workspace;
+      },
+      writeStdin: (app, bytes) => this.#runtime?.terminals.get(app)?.writeStdin(bytes),
+      resize: (app, cols, rows) => this.#runtime?.terminals.get(app)?.resize(cols, rows),
+      reload: (app) => this.#reload(app),
+      setApps: (apps) => {
+        // One change at a time: a second one would find the pod of the first torn down.
+        const change = this.#appChange.then(() => this.#setApps(apps));
+        this.#appChange = change.catch(() => undefined);
+        return change;
+      },
+      suspend: () => this.#close(false),
+      stop: () => this.#close(true),
+    };
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * Whether a failed pod create is tried again (issue 11 bug 10): a 429 or a 5xx is the
+ * apiserver's passing trouble, so the create is retried with a doubling pause, a bounded number
+ * of times, and never past the start deadline. Anything else (403 quota, 422) is final.
+ */
+import { httpStatusOf } from "./api-error.ts";
+
+export const CREATE_ATTEMPTS = 5;
+const FIRST_PAUSE_MS = 250;
+const LONGEST_PAUSE_MS = 4_000;
+
+/** The pause before attempt `attempt + 1` (attempts count from 1), or undefined to give up. */
+export function createRetryPause(error: unknown, attempt: number, now: number, deadlineAt: number): number | undefined {
+  const code = httpStatusOf(error);
+  if (code === undefined || (code !== 429 && code < 500)) return undefined;
+  if (attempt >= CREATE_ATTEMPTS) return undefined;
+  const pause = Math.min(FIRST_PAUSE_MS * 2 ** (attempt - 1), LONGEST_PAUSE_MS);
+  return now + pause < deadlineAt ? pause : undefined;
+}
