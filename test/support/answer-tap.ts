@@ -27,7 +27,9 @@ const pointer = (segment: string) => segment.replaceAll("~", "~0").replaceAll("/
 const openApiPath = (spec: RouteSpec) => V1_PREFIX + spec.path.replace(/:([A-Za-z]+)/g, "{$1}");
 
 function operationOf(method: string, pathname: string): RouteSpec | undefined {
-  return Object.values(routes as Record<string, RouteSpec>).find((spec) => spec.method === method && matchPath(V1_PREFIX, spec, pathname));
+  return Object.values(routes as Record<string, RouteSpec>).find(
+    (spec) => spec.kind !== "internal" && spec.method === method && matchPath(V1_PREFIX, spec, pathname),
+  );
 }
 
 export async function startAnswerTap(upstreamPort: number, document: unknown): Promise<AnswerTap> {
@@ -60,8 +62,9 @@ export async function startAnswerTap(upstreamPort: number, document: unknown): P
   const observe = (request: IncomingMessage, answer: IncomingMessage) => {
     const method = request.method ?? "GET";
     const pathname = new URL(request.url ?? "/", "http://tap").pathname;
-    // CORS preflights are the cors middleware's, outside the contract's operations.
-    if (method === "OPTIONS") return;
+    // CORS preflights are the cors middleware's, and /metrics and /console are outside /v1:
+    // neither is the contract's.
+    if (method === "OPTIONS" || !pathname.startsWith(`${V1_PREFIX}/`)) return;
     const spec = operationOf(method, pathname);
     const what = `${method} ${pathname} → ${answer.statusCode}`;
     const type = answer.headers["content-type"] ?? "";
