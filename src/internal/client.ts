@@ -76,6 +76,9 @@ export class SupervisorClient {
   }
 
   async #request(method: string, path: string, body?: unknown, pool: Pool = this.#calls) {
+    // Serialised outside the try: a body that cannot be serialised is this request's fault,
+    // not a sign that the supervisor is unavailable (issue 11, bug 4).
+    const payload = body === undefined ? undefined : JSON.stringify(body);
     let response;
     try {
       response = await pool.request({
@@ -83,9 +86,9 @@ export class SupervisorClient {
         path,
         headers: {
           [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION,
-          ...(body !== undefined && { "content-type": "application/json" }),
+          ...(payload !== undefined && { "content-type": "application/json" }),
         },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
+        ...(payload !== undefined && { body: payload }),
       });
     } catch (error) {
       throw asUnavailable(error);
