@@ -9,6 +9,7 @@ import { coResidentAgentNames } from "../config/apps-catalog.ts";
 import { capabilitiesDocument, sessionConfigSchema } from "../contract/capabilities.ts";
 import { newSessionId } from "../contract/ids.ts";
 import { invalidPathMessage, normaliseRelativePath } from "../contract/paths.ts";
+import { publicFailure } from "../contract/public-error.ts";
 import type {
   AppSessionBody,
   CreateSessionBody,
@@ -70,7 +71,7 @@ const noLiveWorkload: Outcome = {
 };
 const workspaceFailure = (error: unknown): Outcome => ({
   status: 500,
-  body: internalError(error instanceof Error ? error.message : String(error)),
+  body: internalError(publicFailure("the workspace request", error)),
 });
 
 export class SessionService {
@@ -120,7 +121,8 @@ export class SessionService {
       return { status: 200, body: await this.backend.probe(config) };
     } catch (error) {
       // An unavailable backend is a report, never a 5xx (contract.md §3.3).
-      return { status: 200, body: { status: "unavailable", message: error instanceof Error ? error.message : String(error) } };
+      this.log.warn("probe failed", { error });
+      return { status: 200, body: { status: "unavailable", message: publicFailure("the availability check", error) } };
     }
   }
 
@@ -154,7 +156,7 @@ export class SessionService {
       return { status: 204 };
     } catch (error) {
       this.log.warn("stop failed", { sessionId: id, error });
-      return { status: 500, body: { error: "stop_failed", message: error instanceof Error ? error.message : String(error) } };
+      return { status: 500, body: { error: "stop_failed", message: `${publicFailure("stopping the session", error)}; retry the DELETE` } };
     }
   }
 
@@ -249,8 +251,9 @@ export class SessionService {
       await workload.setApps(apps);
     } catch (error) {
       for (const app of added) session.apps.delete(app.name);
-      const message = error instanceof Error ? error.message : String(error);
-      this.#emitStatus(session, { kind: "failed", message: `changing the app set failed: ${message}` });
+      this.log.warn("changing the app set failed", { sessionId: session.id, error });
+      const message = publicFailure("changing the app set", error);
+      this.#emitStatus(session, { kind: "failed", message });
       return { status: 500, body: { error: "set_apps_failed", message } };
     }
     const kept = new Set(apps.map((app) => app.name));
