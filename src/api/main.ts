@@ -2,19 +2,36 @@
  * The api process entry: `/v1` over HTTP, state in the supervisor. Started alone in the
  * deployment (one container) or by src/main.ts beside a supervisor child.
  */
+import { dirname } from "node:path";
 import { loadCoreConfig } from "../config/core.ts";
 import { exitOnConfigError } from "../config/startup.ts";
+import { ensurePrivateDirectory } from "../internal/socket-path.ts";
+import { exitOnStartupRefusal } from "../launch/refusal.ts";
+import { API_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import { createLogger } from "../log.ts";
 import { startApiServer } from "./server.ts";
 
+/** The deployment's pod IP must be reachable by the Service; RUNNER_BIND_ADDRESS narrows it. */
+const DEFAULT_BIND_ADDRESS = "0.0.0.0";
+
 const config = exitOnConfigError(() => loadCoreConfig(process.env));
 const log = createLogger("api", config.logLevel);
-const server = await startApiServer({ port: config.port, socketPath: config.internalSocketPath, corsOrigins: config.corsOrigins });
-log.info("api listening", { url: `http://0.0.0.0:${server.port}`, supervisorSocket: config.internalSocketPath });
+if (config.internalSocketIsDefault) await ensurePrivateDirectory(dirname(config.internalSocketPath)).catch(exitOnStartupRefusal);
+const host = config.access.bindAddress ?? DEFAULT_BIND_ADDRESS;
+const server = await startApiServer({
+  port: config.port,
+  host,
+  socketPath: config.internalSocketPath,
+  corsOrigins: config.corsOrigins,
+  access: config.access,
+  log,
+}).catch(exitOnStartupRefusal);
+log.info("api listening", { url: `http://${host}:${server.port}`, supervisorSocket: config.internalSocketPath });
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {
     log.info("api shutting down", { signal });
+    exitWithin(API_SHUTDOWN_BOUND_MS, log);
     void server.close().then(() => process.exit(0));
   });
 }

@@ -3,42 +3,60 @@
  * support, talking to the supervisor over the internal socket.
  */
 import type { AddressInfo } from "node:net";
-import { serve, type ServerType } from "@hono/node-server";
+import { createAdaptorServer } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
+import type { AccessConfig } from "../config/access.ts";
+import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import { MAX_FRAME_BYTES } from "../internal/io-frames.ts";
+import { listen } from "../launch/listen.ts";
+import type { Logger } from "../log.ts";
 import { RUNNER_VERSION } from "../version.ts";
 
 export type ApiServer = { url: string; port: number; close(): Promise<void> };
 
+/** How long closing WebSockets may take their close handshake before they are cut. */
+const WEBSOCKET_CLOSE_GRACE_MS = 1_000;
+
 export async function startApiServer(options: {
   port: number;
-  host?: string;
+  host: string;
   socketPath: string;
   corsOrigins: string[] | undefined;
+  access: AccessConfig;
+  log?: Logger;
 }): Promise<ApiServer> {
   const supervisor = new SupervisorClient(options.socketPath);
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
-  app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket }));
+  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them (issue 11,
+  // bug 3); over the limit it closes the socket with 1009 itself.
+  wss.options.maxPayload = MAX_FRAME_BYTES;
+  app.route(
+    "/",
+    createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, access: options.access, log: options.log }),
+  );
   app.notFound(notFound);
 
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host ?? "0.0.0.0" }, () => resolve(started));
-    started.once("error", reject);
-  });
+  // Listening is ours (a taken port is one clear line); serve() would listen on its own.
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as import("node:http").Server;
+  await listen(server, options.port, options.host, "PORT");
   injectWebSocket(server);
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
     port,
     async close() {
+      // Stop accepting; SSE responses end with their connections; terminals get a close code
+      // that says "come back" (README "Shutdown").
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const client of wss.clients) client.close(CloseCodes.serviceRestart, "runner shutting down");
+      await new Promise((resolve) => setTimeout(resolve, wss.clients.size > 0 ? WEBSOCKET_CLOSE_GRACE_MS : 0));
       for (const client of wss.clients) client.terminate();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ("closeAllConnections" in server) server.closeAllConnections();
-      });
+      if ("closeAllConnections" in server) server.closeAllConnections();
+      await closed;
       await supervisor.close();
     },
   };

@@ -3,9 +3,8 @@
  * only the api process of the same pod can reach. Each route validates its message with the
  * shared schemas and answers with the status and body the api relays.
  */
-import { chmod, mkdir, rm } from "node:fs/promises";
+import { chmod } from "node:fs/promises";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import { dirname } from "node:path";
 import type { Duplex } from "node:stream";
 import * as v from "valibot";
 import { CloseCodes } from "../contract/streams.ts";
@@ -142,12 +141,16 @@ function answer(response: ServerResponse, outcome: Outcome): void {
 export type InternalServer = { server: Server; close(): Promise<void> };
 
 export async function startInternalServer(options: {
+  /** Free to listen on (src/internal/socket-path.ts claimed it). */
   socketPath: string;
   service: SessionService;
   log: Logger;
 }): Promise<InternalServer> {
   const { service, log } = options;
   const table = routes(service);
+  // Upgraded terminal sockets leave the HTTP server's books: closeAllConnections() does not
+  // see them, and server.close() would wait for them forever (issue 9, bug 1).
+  const upgraded = new Set<Duplex>();
 
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://supervisor");
@@ -178,6 +181,8 @@ export async function startInternalServer(options: {
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
     }
+    upgraded.add(socket);
+    socket.once("close", () => upgraded.delete(socket));
     socket.write(
       `HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${IO_UPGRADE_PROTOCOL}\r\n${PROTOCOL_HEADER}: ${INTERNAL_PROTOCOL_VERSION}\r\n\r\n`,
     );
@@ -192,9 +197,6 @@ export async function startInternalServer(options: {
     streamTerminal(session, app, socket, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
   });
 
-  await mkdir(dirname(options.socketPath), { recursive: true, mode: 0o700 });
-  // A socket file left by a previous supervisor would make listen fail with EADDRINUSE.
-  await rm(options.socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.socketPath, () => {
@@ -210,6 +212,7 @@ export async function startInternalServer(options: {
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
       }),
   };
 }

@@ -21,6 +21,7 @@ import { createRouter, probeRoutingSupport } from "../kube/routing.ts";
 import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing-resolution.ts";
 import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
 import { managedBySelector } from "../kube/specs/names.ts";
+import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
@@ -52,7 +53,7 @@ await picker?.refresh();
 picker?.startRefreshing();
 
 const bundles = new BundleStore(kube.RUNNER_SELF_URL);
-const bundleServer = await startBundleServer(bundles, kube.RUNNER_BUNDLE_PORT);
+const bundleServer = await startBundleServer(bundles, kube.RUNNER_BUNDLE_PORT).catch(exitOnStartupRefusal);
 log.info("bundle listener ready", { port: bundleServer.port });
 
 const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, labelSelector: managedBySelector(kube.sessionPods.managedBy) }, log);
@@ -75,5 +76,5 @@ const backend = createKubeBackend(
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );
 
-const supervisor = await runSupervisor({ config: core, backend, log });
+const supervisor = await runSupervisor({ config: core, backend, log }).catch(exitOnStartupRefusal);
 stopOnSignals(supervisor, log, () => bundleServer.close());
