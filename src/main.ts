@@ -14,7 +14,7 @@ import { loadCoreConfig } from "./config/core.ts";
 import { loadKubeConfig } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
 import { ensurePrivateDirectory } from "./internal/socket-path.ts";
-import { ephemeralPort, portAvailable } from "./launch/listen.ts";
+import { PortInUseError, ephemeralPort } from "./launch/listen.ts";
 import { forkLocalCluster, type LocalClusterProcess } from "./launch/local-cluster-process.ts";
 import { exitOnStartupRefusal } from "./launch/refusal.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "./launch/shutdown.ts";
@@ -23,31 +23,45 @@ import { createLogger } from "./log.ts";
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 /** On one machine the api answers locally unless RUNNER_BIND_ADDRESS says otherwise. */
 const LOCAL_BIND_ADDRESS = "127.0.0.1";
-const DEFAULT_BUNDLE_PORT = 8063;
 
 const env: NodeJS.ProcessEnv = { ...process.env };
+let supervisor: ChildProcess | undefined;
+let simulated: LocalClusterProcess | undefined;
+let stopping = false;
+let restarts = 0;
 let core = exitOnConfigError(() => loadCoreConfig(env));
 const log = createLogger("runner", core.logLevel);
 const host = core.access.bindAddress ?? LOCAL_BIND_ADDRESS;
 
-// A second runner on this machine with nothing configured takes free ports instead of
-// failing; a port that was asked for and is taken fails with one line.
-if (env.PORT === undefined && !(await portAvailable(core.port, host))) {
-  env.PORT = String(await ephemeralPort(host));
-  process.stderr.write(`port ${core.port} is taken (another runner?); this runner's api uses port ${env.PORT}\n`);
-  core = exitOnConfigError(() => loadCoreConfig(env));
-}
-// The supervisor child derives the same default socket path from the same PORT.
-env.PORT = String(core.port);
+// The api listens first: it answers 503 until the supervisor is up, and the port it gets
+// decides the default socket path. A second runner on this machine with nothing configured
+// takes a free port instead of failing; a port that was asked for and is taken is one line.
+const apiOptions = {
+  host,
+  socketPath: (port: number) => {
+    // The supervisor child derives the same default socket path from the same PORT.
+    env.PORT = String(port);
+    core = exitOnConfigError(() => loadCoreConfig(env));
+    return core.internalSocketPath;
+  },
+  corsOrigins: core.corsOrigins,
+  access: core.access,
+  log,
+};
+const wanted = core.port;
+const api = await startApiServer({ ...apiOptions, port: wanted }).catch(async (error: unknown) => {
+  if (!(error instanceof PortInUseError) || env.PORT !== undefined) return exitOnStartupRefusal(error);
+  const fallback = await startApiServer({ ...apiOptions, port: 0 }).catch(exitOnStartupRefusal);
+  process.stderr.write(`port ${wanted} is taken (another runner?); this runner's api uses port ${fallback.port}\n`);
+  return fallback;
+});
 if (core.internalSocketIsDefault) await ensurePrivateDirectory(dirname(core.internalSocketPath)).catch(exitOnStartupRefusal);
 
-let simulated: LocalClusterProcess | undefined;
 if (!clusterSource(env)) {
   // Session pods of the simulated cluster fetch their bundle from RUNNER_SELF_URL, which the
-  // local layout derives from RUNNER_BUNDLE_PORT: choose that port before anything listens.
-  if (env.RUNNER_BUNDLE_PORT === undefined && !(await portAvailable(DEFAULT_BUNDLE_PORT, "0.0.0.0"))) {
-    env.RUNNER_BUNDLE_PORT = String(await ephemeralPort("0.0.0.0"));
-  }
+  // local layout derives from RUNNER_BUNDLE_PORT; nothing outside this machine needs a fixed
+  // port, so a free one is chosen (two runners started together never race for 8063).
+  env.RUNNER_BUNDLE_PORT ??= String(await ephemeralPort("0.0.0.0"));
   simulated = await forkLocalCluster(env);
   Object.assign(env, simulated.env);
   process.stderr.write(
@@ -63,9 +77,6 @@ if (!clusterSource(env)) {
 exitOnConfigError(() => loadKubeConfig(env));
 
 const supervisorEntry = fileURLToPath(new URL(`./supervisor/main${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
-let supervisor: ChildProcess | undefined;
-let stopping = false;
-let restarts = 0;
 
 function startSupervisor(): void {
   const child = fork(supervisorEntry, { env, stdio: "inherit" });
@@ -88,9 +99,6 @@ function startSupervisor(): void {
 }
 
 startSupervisor();
-const api = await startApiServer({ port: core.port, host, socketPath: core.internalSocketPath, corsOrigins: core.corsOrigins, access: core.access, log }).catch(
-  exitOnStartupRefusal,
-);
 log.info("k8s-runner listening", { url: `${api.url}/v1`, cluster: simulated ? "embedded simulated cluster" : "configured cluster" });
 
 function exited(child: ChildProcess | undefined): Promise<unknown> {

@@ -21,7 +21,7 @@ const host = config.access.bindAddress ?? DEFAULT_BIND_ADDRESS;
 const server = await startApiServer({
   port: config.port,
   host,
-  socketPath: config.internalSocketPath,
+  socketPath: () => config.internalSocketPath,
   corsOrigins: config.corsOrigins,
   access: config.access,
   log,

@@ -2,6 +2,7 @@
  * The api process's HTTP server: the `/v1` routes on @hono/node-server with WebSocket
  * support, talking to the supervisor over the internal socket.
  */
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
@@ -23,28 +24,30 @@ const WEBSOCKET_CLOSE_GRACE_MS = 1_000;
 export async function startApiServer(options: {
   port: number;
   host: string;
-  socketPath: string;
+  /** The supervisor's socket; under `npm start` it follows from the port listened on. */
+  socketPath: (port: number) => string;
   corsOrigins: string[] | undefined;
   access: AccessConfig;
   log?: Logger;
 }): Promise<ApiServer> {
-  const supervisor = new SupervisorClient(options.socketPath);
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
   // ws would otherwise buffer messages up to 100 MiB before anyone looks at them (issue 11,
   // bug 3); over the limit it closes the socket with 1009 itself.
   wss.options.maxPayload = MAX_FRAME_BYTES;
+
+  // Listening is ours (a taken port is one clear line); the routes are added before the
+  // first request is read, once the port (and so the socket path) is known.
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
+  await listen(server, options.port, options.host, "PORT");
+  const port = (server.address() as AddressInfo).port;
+  const supervisor = new SupervisorClient(options.socketPath(port));
   app.route(
     "/",
     createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, access: options.access, log: options.log }),
   );
   app.notFound(notFound);
-
-  // Listening is ours (a taken port is one clear line); serve() would listen on its own.
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as import("node:http").Server;
-  await listen(server, options.port, options.host, "PORT");
   injectWebSocket(server);
-  const port = (server.address() as AddressInfo).port;
   return {
     url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
     port,

@@ -25,19 +25,6 @@ export function listen(server: Server, port: number, host: string, variable: str
   });
 }
 
-/** Whether `port` can be listened on at `host` now (asked by listening and closing at once). */
-export async function portAvailable(port: number, host: string): Promise<boolean> {
-  const probe = createServer();
-  try {
-    await listen(probe, port, host, "");
-    return true;
-  } catch {
-    return false;
-  } finally {
-    if (probe.listening) await new Promise((resolve) => probe.close(resolve));
-  }
-}
-
 /** A port the system considers free right now. */
 export async function ephemeralPort(host: string): Promise<number> {
   const probe = createServer();

@@ -35,7 +35,7 @@ describe("api hardening", () => {
     const text = JSON.stringify(sessionBody()).replace(`"script":{}`, `"script":{},"deep":${deep}`);
     const response = await postJson(runner.baseUrl, "/v1/sessions", text);
     expect(response.status).toBe(400);
-    expect((await response.json()).message).toMatch(/nested more than 64 levels/);
+    expect(((await response.json()) as { message: string }).message).toMatch(/nested more than 64 levels/);
   });
 
   it.each([
@@ -46,7 +46,7 @@ describe("api hardening", () => {
   ])("refuses env %j, which a real apiserver would (bug 10)", async (env, message) => {
     const response = await postJson(runner.baseUrl, "/v1/sessions", sessionBody({}, { env }));
     expect(response.status).toBe(400);
-    expect((await response.json()).message).toContain(message);
+    expect(((await response.json()) as { message: string }).message).toContain(message);
   });
 
   it("refuses NUL bytes and directory paths in a bundle with 400 at create (bug 8)", async () => {
@@ -54,7 +54,7 @@ describe("api hardening", () => {
       const body = sessionBody({}, { bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "" }, { relativePath, contents: "" }] } });
       const response = await postJson(runner.baseUrl, "/v1/sessions", body);
       expect(response.status).toBe(400);
-      expect((await response.json()).error).toBe("invalid_bundle");
+      expect(((await response.json()) as { error: string }).error).toBe("invalid_bundle");
     }
   });
 
