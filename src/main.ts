@@ -19,6 +19,7 @@ import { forkLocalCluster, type LocalClusterProcess } from "./launch/local-clust
 import { exitOnStartupRefusal } from "./launch/refusal.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "./launch/shutdown.ts";
 import { createLogger } from "./log.ts";
+import { logProcessErrors } from "./launch/process-errors.ts";
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 /** On one machine the api answers locally unless RUNNER_BIND_ADDRESS says otherwise. */
@@ -31,6 +32,7 @@ let stopping = false;
 let restarts = 0;
 let core = exitOnConfigError(() => loadCoreConfig(env));
 const log = createLogger("runner", core.logLevel);
+logProcessErrors(log);
 const host = core.access.bindAddress ?? LOCAL_BIND_ADDRESS;
 
 // The api listens first: it answers 503 until the supervisor is up, and the port it gets

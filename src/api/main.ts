@@ -9,6 +9,7 @@ import { ensurePrivateDirectory } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import { createLogger } from "../log.ts";
+import { logProcessErrors } from "../launch/process-errors.ts";
 import { startApiServer } from "./server.ts";
 
 /** The deployment's pod IP must be reachable by the Service; RUNNER_BIND_ADDRESS narrows it. */
@@ -16,6 +17,7 @@ const DEFAULT_BIND_ADDRESS = "0.0.0.0";
 
 const config = exitOnConfigError(() => loadCoreConfig(process.env));
 const log = createLogger("api", config.logLevel);
+logProcessErrors(log);
 if (config.internalSocketIsDefault) await ensurePrivateDirectory(dirname(config.internalSocketPath)).catch(exitOnStartupRefusal);
 const host = config.access.bindAddress ?? DEFAULT_BIND_ADDRESS;
 const server = await startApiServer({

@@ -23,11 +23,13 @@ import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
 import { managedBySelector } from "../kube/specs/names.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
+import { logProcessErrors } from "../launch/process-errors.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
 const core = exitOnConfigError(() => loadCoreConfig(process.env));
 const kube = exitOnConfigError(() => loadKubeConfig(process.env));
 const log = createLogger("supervisor", core.logLevel);
+logProcessErrors(log);
 
 const cluster = configuredCluster(process.env);
 if (!cluster) {
