@@ -3,9 +3,11 @@
  * `createRunnerRoutes` returns a Hono app that another Hono server can mount under any
  * prefix; `src/api/server.ts` serves it on its own.
  */
-import { type ErrorHandler, type Handler, Hono, type NotFoundHandler } from "hono";
+import { type Context, type ErrorHandler, type Handler, Hono, type NotFoundHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import { createRateLimit, originGuard, tokenGuard } from "../src/api/access.ts";
 import { RunnerError } from "../src/contract/problem.ts";
 import { type RouteName, type RouteSpec, V1_PREFIX, routes } from "../src/contract/routes.ts";
 import { BODY_LIMIT_BYTES, bodyTooLarge, internalError, routeNotFound } from "../src/contract/validation.ts";
@@ -13,6 +15,7 @@ import { SupervisorUnavailableError } from "../src/internal/client.ts";
 import { type Logger, createLogger } from "../src/log.ts";
 import { health } from "./health.ts";
 import { openApi } from "./openapi.ts";
+import { ready } from "./ready.ts";
 import { relayed } from "./relay.ts";
 import { sessionEvents } from "./session-events.ts";
 import { sessionIo } from "./session-io.ts";
@@ -27,6 +30,7 @@ export const notFound: NotFoundHandler = (c) => c.json(routeNotFound(c.req.metho
 const ownHandlers: Partial<Record<RouteName, (deps: HandlerDeps) => Handler>> = {
   health,
   openApi,
+  ready,
   sessionEvents,
   sessionIo,
 };
@@ -34,6 +38,7 @@ const ownHandlers: Partial<Record<RouteName, (deps: HandlerDeps) => Handler>> = 
 export function createRunnerRoutes(deps: HandlerDeps): Hono {
   const app = new Hono();
   const log = deps.log ?? createLogger("api", "info");
+  deps = { ...deps, log };
   const allowed = deps.corsOrigins;
   app.use(
     "*",
@@ -42,6 +47,9 @@ export function createRunnerRoutes(deps: HandlerDeps): Hono {
       allowMethods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
     }),
   );
+  app.use("*", originGuard(allowed));
+  app.use("*", tokenGuard(deps.access?.apiToken));
+  app.use("*", createRateLimit(deps.access?.createsPerMinute, clientAddress));
   // The rest of an oversized body is never read, so the connection cannot be reused.
   app.use("*", bodyLimit({ maxSize: BODY_LIMIT_BYTES, onError: (c) => c.json(bodyTooLarge, 413, { connection: "close" }) }));
 
@@ -67,7 +75,17 @@ export function answerFailure(log: Logger): ErrorHandler {
     if (error instanceof SupervisorUnavailableError) {
       return c.json({ error: "supervisor_unavailable", message: `${error.message}; retry shortly` }, 503);
     }
-    log.error("request failed", { path: new URL(c.req.url).pathname, error });
-    return c.json(internalError(error.message), 500);
+    // The error's own text may be a library's (response bodies, headers): logs only.
+    log.error("request failed", { path: c.req.path, error });
+    return c.json(internalError("internal error"), 500);
   };
+}
+
+/** The connection's peer address; a host app on another server than node's counts as one client. */
+function clientAddress(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? "unknown";
+  } catch {
+    return "unknown";
+  }
 }

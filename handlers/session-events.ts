@@ -20,7 +20,6 @@ export const sessionEvents = (deps: HandlerDeps): Handler => async (c) => {
       "cache-control": "no-cache, no-transform",
       connection: "keep-alive",
       "x-accel-buffering": "no",
-      vary: "Origin",
     },
   });
 };

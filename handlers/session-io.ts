@@ -1,3 +1,4 @@
+import "../src/api/error-event.ts";
 import type { Duplex } from "node:stream";
 import type { Context } from "hono";
 import type { WebSocket } from "ws";
@@ -62,4 +63,4 @@ export const sessionIo = (deps: HandlerDeps) =>
         supervisor?.destroy();
       },
     };
-  });
+  }, { onError: (error: unknown) => deps.log?.warn("terminal websocket handler failed", { error }) });

@@ -5,12 +5,15 @@
 import type { Context } from "hono";
 import type { UpgradeWebSocket } from "hono/ws";
 import type * as v from "valibot";
+import type { AccessConfig } from "../src/config/access.ts";
+import { MAX_JSON_DEPTH, jsonDeeperThan } from "../src/contract/json-depth.ts";
 import {
   type BodyParse,
   emptyJsonBody,
   invalidJsonBody,
   parseBody,
   unsupportedMediaType,
+  validationFailure,
 } from "../src/contract/validation.ts";
 import type { SupervisorClient } from "../src/internal/client.ts";
 import type { Logger } from "../src/log.ts";
@@ -21,8 +24,10 @@ export type HandlerDeps = {
   corsOrigins: string[] | undefined;
   version: string;
   upgradeWebSocket: UpgradeWebSocket;
-  /** Where an unexpected failure is logged; a host embedding the routes may leave it out (stderr, info). */
-  log?: Logger;
+  /** Access control (token, rate limit); absent = none, as the contract has it. */
+  access?: AccessConfig | undefined;
+  /** Where unexpected errors are logged; absent = a JSON logger on stderr. */
+  log?: Logger | undefined;
 };
 
 /** Reads and validates a JSON body; a missing body is validated as `undefined`. */
@@ -39,6 +44,7 @@ export async function readBody<S extends v.GenericSchema>(c: Context, schema: S)
     } catch {
       return { ok: false, body: invalidJsonBody };
     }
+    if (jsonDeeperThan(input, MAX_JSON_DEPTH)) return { ok: false, body: validationFailure(`body must NOT be nested more than ${MAX_JSON_DEPTH} levels deep`) };
   } else if (text !== "") {
     return { ok: false, body: unsupportedMediaType("undefined") };
   }

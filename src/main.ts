@@ -1,42 +1,86 @@
 /**
- * `npm start`: the whole runner on one machine. The api process is this one; the supervisor
- * runs as a child that is restarted if it dies (its sessions are re-adopted from their pods).
- * With no cluster configured, the embedded simulated cluster is started first — loudly.
+ * `npm start`: the whole runner on one machine. The api process is this one and loads only
+ * what it serves (no Kubernetes client, no simulator); the supervisor runs as a child that is
+ * restarted if it dies (its sessions are re-adopted from their pods). With no cluster
+ * configured, the embedded simulated cluster runs first, in a child of its own — loudly.
+ * Both children end with this process, however it ends.
  */
 import { type ChildProcess, fork } from "node:child_process";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConsoleConfig } from "./config/console.ts";
+import { startApiServer } from "./api/server.ts";
+import { clusterSource } from "./config/cluster-source.ts";
 import { loadCoreConfig } from "./config/core.ts";
 import { loadKubeConfig } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
-import { startApiServer } from "./api/server.ts";
-import { configuredCluster } from "./kube/cluster.ts";
+import { ensurePrivateDirectory } from "./internal/socket-path.ts";
+import { PortInUseError, ephemeralPort } from "./launch/listen.ts";
+import { forkLocalCluster, type LocalClusterProcess } from "./launch/local-cluster-process.ts";
+import { exitOnStartupRefusal } from "./launch/refusal.ts";
+import { API_SHUTDOWN_BOUND_MS, exitWithin } from "./launch/shutdown.ts";
 import { createLogger } from "./log.ts";
-import { startLocalCluster } from "./local-cluster.ts";
-import type { SimulatedCluster } from "./sim/index.ts";
+import { logProcessErrors } from "./launch/process-errors.ts";
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
+/** On one machine the api answers locally unless RUNNER_BIND_ADDRESS says otherwise. */
+const LOCAL_BIND_ADDRESS = "127.0.0.1";
 
 const env: NodeJS.ProcessEnv = { ...process.env };
-const core = exitOnConfigError(() => loadCoreConfig(env));
+let supervisor: ChildProcess | undefined;
+let simulated: LocalClusterProcess | undefined;
+let stopping = false;
+let restarts = 0;
+let core = exitOnConfigError(() => loadCoreConfig(env));
 const log = createLogger("runner", core.logLevel);
+logProcessErrors(log);
+const host = core.access.bindAddress ?? LOCAL_BIND_ADDRESS;
 
-let simulated: SimulatedCluster | undefined;
-if (!configuredCluster(env)) {
-  const local = await startLocalCluster(env);
-  simulated = local.cluster;
-  Object.assign(env, local.env);
+// The api listens first: it answers 503 until the supervisor is up, and the port it gets
+// decides the default socket path. A second runner on this machine with nothing configured
+// takes a free port instead of failing; a port that was asked for and is taken is one line.
+const apiOptions = {
+  host,
+  socketPath: (port: number) => {
+    // The supervisor child derives the same default socket path from the same PORT.
+    env.PORT = String(port);
+    core = exitOnConfigError(() => loadCoreConfig(env));
+    return core.internalSocketPath;
+  },
+  corsOrigins: core.corsOrigins,
+  access: core.access,
+  console: exitOnConfigError(() => loadConsoleConfig(env)).enabled,
+  log: createLogger("api", core.logLevel),
+};
+const wanted = core.port;
+const api = await startApiServer({ ...apiOptions, port: wanted }).catch(async (error: unknown) => {
+  if (!(error instanceof PortInUseError) || env.PORT !== undefined) return exitOnStartupRefusal(error);
+  const fallback = await startApiServer({ ...apiOptions, port: 0 }).catch(exitOnStartupRefusal);
+  process.stderr.write(`port ${wanted} is taken (another runner?); this runner's api uses port ${fallback.port}\n`);
+  return fallback;
+});
+if (core.internalSocketIsDefault) await ensurePrivateDirectory(dirname(core.internalSocketPath)).catch(exitOnStartupRefusal);
+
+if (!clusterSource(env)) {
+  // Session pods of the simulated cluster fetch their bundle from RUNNER_SELF_URL, which the
+  // local layout derives from RUNNER_BUNDLE_PORT; nothing outside this machine needs a fixed
+  // port, so a free one is chosen (two runners started together never race for 8063).
+  env.RUNNER_BUNDLE_PORT ??= String(await ephemeralPort("0.0.0.0"));
+  simulated = await forkLocalCluster(env);
+  Object.assign(env, simulated.env);
   process.stderr.write(
     `\n  *** No Kubernetes cluster is configured: running against the EMBEDDED SIMULATED CLUSTER at ${simulated.url}.\n` +
       `  *** Nothing runs in a real cluster. kubeconfig: ${simulated.kubeconfigPath}\n\n`,
   );
+  simulated.child.once("exit", (code, signal) => {
+    if (stopping) return;
+    log.error("the embedded simulated cluster exited; stopping", { code, signal });
+    void shutdown(1);
+  });
 }
 exitOnConfigError(() => loadKubeConfig(env));
 
 const supervisorEntry = fileURLToPath(new URL(`./supervisor/main${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
-let supervisor: ChildProcess | undefined;
-let stopping = false;
-let restarts = 0;
 
 function startSupervisor(): void {
   const child = fork(supervisorEntry, { env, stdio: "inherit" });
@@ -44,9 +88,9 @@ function startSupervisor(): void {
   const startedAt = Date.now();
   child.once("exit", (code, signal) => {
     if (stopping) return;
-    // A configuration refusal will not get better by retrying.
+    // A refusal (configuration, a taken port, an unsafe socket) will not get better by retrying.
     if (code === 2) {
-      log.error("the supervisor refused its configuration; stopping");
+      log.error("the supervisor refused to start; stopping");
       void shutdown(2);
       return;
     }
@@ -59,24 +103,21 @@ function startSupervisor(): void {
 }
 
 startSupervisor();
-const api = await startApiServer({
-  port: core.port,
-  socketPath: core.internalSocketPath,
-  corsOrigins: core.corsOrigins,
-  console: exitOnConfigError(() => loadConsoleConfig(env)).enabled,
-  log: createLogger("api", core.logLevel),
-});
-log.info("k8s-runner listening", { url: `http://localhost:${api.port}/v1`, cluster: simulated ? "embedded simulated cluster" : "configured cluster" });
+log.info("k8s-runner listening", { url: `${api.url}/v1`, cluster: simulated ? "embedded simulated cluster" : "configured cluster" });
+
+function exited(child: ChildProcess | undefined): Promise<unknown> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", resolve));
+}
 
 async function shutdown(exitCode = 0): Promise<void> {
   if (stopping) return;
   stopping = true;
+  exitWithin(API_SHUTDOWN_BOUND_MS, log);
   await api.close();
-  if (supervisor && supervisor.exitCode === null && supervisor.signalCode === null) {
-    const exited = new Promise((resolve) => supervisor?.once("exit", resolve));
-    supervisor.kill("SIGTERM");
-    await exited;
-  }
+  const supervisorGone = exited(supervisor);
+  supervisor?.kill("SIGTERM");
+  await supervisorGone;
   await simulated?.stop();
   process.exit(exitCode);
 }

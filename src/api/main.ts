@@ -3,26 +3,40 @@
  * deployment (one container) or by src/main.ts beside a supervisor child.
  */
 import { loadConsoleConfig } from "../config/console.ts";
+import { dirname } from "node:path";
 import { loadCoreConfig } from "../config/core.ts";
 import { exitOnConfigError } from "../config/startup.ts";
+import { ensurePrivateDirectory } from "../internal/socket-path.ts";
+import { exitOnStartupRefusal } from "../launch/refusal.ts";
+import { API_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import { createLogger } from "../log.ts";
+import { logProcessErrors } from "../launch/process-errors.ts";
 import { startApiServer } from "./server.ts";
+
+/** The deployment's pod IP must be reachable by the Service; RUNNER_BIND_ADDRESS narrows it. */
+const DEFAULT_BIND_ADDRESS = "0.0.0.0";
 
 const config = exitOnConfigError(() => loadCoreConfig(process.env));
 const consoleConfig = exitOnConfigError(() => loadConsoleConfig(process.env));
 const log = createLogger("api", config.logLevel);
+logProcessErrors(log);
+if (config.internalSocketIsDefault) await ensurePrivateDirectory(dirname(config.internalSocketPath)).catch(exitOnStartupRefusal);
+const host = config.access.bindAddress ?? DEFAULT_BIND_ADDRESS;
 const server = await startApiServer({
   port: config.port,
-  socketPath: config.internalSocketPath,
+  host,
+  socketPath: () => config.internalSocketPath,
   corsOrigins: config.corsOrigins,
+  access: config.access,
   console: consoleConfig.enabled,
   log,
-});
-log.info("api listening", { url: `http://0.0.0.0:${server.port}`, supervisorSocket: config.internalSocketPath });
+}).catch(exitOnStartupRefusal);
+log.info("api listening", { url: `http://${host}:${server.port}`, supervisorSocket: config.internalSocketPath });
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {
     log.info("api shutting down", { signal });
+    exitWithin(API_SHUTDOWN_BOUND_MS, log);
     void server.close().then(() => process.exit(0));
   });
 }

@@ -2,14 +2,19 @@
  * The api process's HTTP server: the `/v1` routes on @hono/node-server with WebSocket
  * support, talking to the supervisor over the internal socket.
  */
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serve, type ServerType } from "@hono/node-server";
+import { createAdaptorServer } from "@hono/node-server";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
 import { createConsoleRoutes } from "../../handlers/console.ts";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { metrics } from "../../handlers/metrics.ts";
+import type { AccessConfig } from "../config/access.ts";
+import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import { MAX_FRAME_BYTES } from "../internal/io-frames.ts";
+import { listen } from "../launch/listen.ts";
 import { type Logger, createLogger } from "../log.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import { requestLog } from "./request-log.ts";
@@ -17,11 +22,16 @@ import { RUNNER_VERSION } from "../version.ts";
 
 export type ApiServer = { url: string; port: number; close(): Promise<void> };
 
+/** How long closing WebSockets may take their close handshake before they are cut. */
+const WEBSOCKET_CLOSE_GRACE_MS = 1_000;
+
 export async function startApiServer(options: {
   port: number;
-  host?: string;
-  socketPath: string;
+  host: string;
+  /** The supervisor's socket; under `npm start` it follows from the port listened on. */
+  socketPath: (port: number) => string;
   corsOrigins: string[] | undefined;
+  access: AccessConfig;
   /** The process's logger; a host starting the server itself may leave it out (stderr, info). */
   log?: Logger;
   /** Serve the session console at /console (RUNNER_CONSOLE). */
@@ -29,30 +39,39 @@ export async function startApiServer(options: {
 }): Promise<ApiServer> {
   const log = options.log ?? createLogger("api", "info");
   startProcessMetrics("api");
-  const supervisor = new SupervisorClient(options.socketPath);
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
+  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them (issue 11,
+  // bug 3); over the limit it closes the socket with 1009 itself.
+  wss.options.maxPayload = MAX_FRAME_BYTES;
   app.use("*", requestLog(log));
+
+  // Listening is ours (a taken port is one clear line); the routes are added before the
+  // first request is read, once the port (and so the socket path) is known.
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
+  await listen(server, options.port, options.host, "PORT");
+  const port = (server.address() as AddressInfo).port;
+  const supervisor = new SupervisorClient(options.socketPath(port));
   app.get("/metrics", metrics({ supervisor }));
-  app.route("/", createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, log }));
+  app.route(
+    "/",
+    createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, access: options.access, log }),
+  );
   if (options.console) app.route("/", createConsoleRoutes({ supervisor, log }));
   app.notFound(notFound);
-
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host ?? "0.0.0.0" }, () => resolve(started));
-    started.once("error", reject);
-  });
   injectWebSocket(server);
-  const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
     port,
     async close() {
+      // Stop accepting; SSE responses end with their connections; terminals get a close code
+      // that says "come back" (README "Shutdown").
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const client of wss.clients) client.close(CloseCodes.serviceRestart, "runner shutting down");
+      await new Promise((resolve) => setTimeout(resolve, wss.clients.size > 0 ? WEBSOCKET_CLOSE_GRACE_MS : 0));
       for (const client of wss.clients) client.terminate();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ("closeAllConnections" in server) server.closeAllConnections();
-      });
+      if ("closeAllConnections" in server) server.closeAllConnections();
+      await closed;
       await supervisor.close();
     },
   };

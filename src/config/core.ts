@@ -5,6 +5,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
+import { accessConfig, accessEnvEntries } from "./access.ts";
 import { parseAppsCatalog } from "./apps-catalog.ts";
 import { LOG_LEVELS } from "../log.ts";
 import { booleanVar, parseEnv, picklistVar, portVar, positiveIntVar, stringVar } from "./env-values.ts";
@@ -34,12 +35,17 @@ export const coreEnvSchema = v.object({
   TELO_REGISTRY_URL: stringVar(undefined),
   // Where the api process reaches the supervisor (mode 0600 Unix socket).
   RUNNER_INTERNAL_SOCKET: stringVar(undefined),
+  ...accessEnvEntries,
 });
 
 export type CoreConfig = ReturnType<typeof loadCoreConfig>;
 
-export function defaultInternalSocketPath(): string {
-  return join(tmpdir(), `k8s-runner-${process.getuid?.() ?? "user"}`, "supervisor.sock");
+/**
+ * One socket per api port, so two runners on one machine (different ports) never meet on the
+ * internal socket; the directory is private to the user (src/internal/socket-path.ts checks it).
+ */
+export function defaultInternalSocketPath(port: number): string {
+  return join(tmpdir(), `k8s-runner-${process.getuid?.() ?? "user"}`, `supervisor-${port}.sock`);
 }
 
 export function parseCorsOrigins(raw: string): string[] | undefined {
@@ -70,6 +76,9 @@ export function loadCoreConfig(env: NodeJS.ProcessEnv) {
     apps: parseAppsCatalog(vars.RUNNER_APPS),
     terms: loadTerms(vars, vars.RUNNER_TERMS_BODY),
     defaultRegistryUrl: vars.TELO_REGISTRY_URL,
-    internalSocketPath: vars.RUNNER_INTERNAL_SOCKET ?? defaultInternalSocketPath(),
+    internalSocketPath: vars.RUNNER_INTERNAL_SOCKET ?? defaultInternalSocketPath(vars.PORT),
+    /** The default lives under the shared $TMPDIR: its directory must be private (checked at start). */
+    internalSocketIsDefault: vars.RUNNER_INTERNAL_SOCKET === undefined,
+    access: accessConfig(vars),
   };
 }

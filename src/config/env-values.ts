@@ -30,10 +30,10 @@ export function stringVar<const D extends string | undefined>(fallback: D) {
 }
 
 /** Positive integer; unset or blank → `fallback`. */
-export function positiveIntVar(name: string, fallback: number) {
+export function positiveIntVar<const D extends number | undefined>(name: string, fallback: D) {
   return v.pipe(
     rawEnvValue,
-    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    v.rawTransform(({ dataset, addIssue, NEVER }): number | D => {
       const trimmed = dataset.value?.trim() ?? "";
       if (trimmed === "") return fallback;
       if (!/^\d+$/.test(trimmed) || Number(trimmed) < 1 || !Number.isSafeInteger(Number(trimmed))) {

@@ -62,7 +62,15 @@ const AppsBodySchema = v.pipe(
   v.minLength(1, "must NOT have fewer than 1 items"),
 );
 
-const EnvBodySchema = v.record(v.string(), coercedString);
+/**
+ * Env names as a Kubernetes apiserver accepts them (printable ASCII, no `=`, not empty): a
+ * name it would refuse must be a 400 here, not a failed pod later. An array is not an env.
+ */
+const ENV_NAME = /^[\x20-\x3c\x3e-\x7e]+$/;
+const EnvBodySchema = v.pipe(
+  v.custom<Record<string, unknown>>((input) => typeof input === "object" && input !== null && !Array.isArray(input), "must be object"),
+  v.record(v.pipe(v.string(), v.regex(ENV_NAME, "must have property names of printable ASCII characters other than '='")), coercedString),
+);
 
 export const CreateSessionBodySchema = v.object({
   bundle: v.object({ entryRelativePath: nonEmptyString, files: v.array(BundleFileSchema) }),

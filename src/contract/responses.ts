@@ -9,6 +9,9 @@ import { IoModeSchema, SessionDocumentSchema, TermsSchema } from "./wire.ts";
 export const HealthSchema = v.object({ ok: v.literal(true), version: v.string() });
 export type Health = v.InferOutput<typeof HealthSchema>;
 
+/** Readiness: the supervisor answers (its 503 is an error answer with `ready: false`). */
+export const ReadySchema = v.object({ ready: v.literal(true) });
+
 /** A JSON Schema document (contract.md §7.1); its content is the backend's business. */
 const JsonSchemaDocumentSchema = v.record(v.string(), v.unknown());
 

@@ -18,6 +18,7 @@ import {
   HealthSchema,
   MetricsSnapshotSchema,
   OpenApiDocumentSchema,
+  ReadySchema,
   ReloadedSchema,
   ResumedSchema,
   SessionListSchema,
@@ -61,6 +62,14 @@ const route = <const R extends RouteSpec>(spec: R): R => spec;
 
 export const routes = {
   health: route({ method: "GET", path: "/health", kind: "api", summary: "Liveness of the api process", response: HealthSchema, status: 200 }),
+  ready: route({
+    method: "GET",
+    path: "/ready",
+    kind: "api",
+    summary: "Readiness: the supervisor is reachable (503 while it is not)",
+    response: ReadySchema,
+    status: 200,
+  }),
   openApi: route({
     method: "GET",
     path: "/openapi.json",

@@ -36,6 +36,10 @@ export function decodeByteFrame(frame: Uint8Array): { seq: number; tag: ByteStre
 /** WebSocket close codes the runner uses (contract.md §6). */
 export const CloseCodes = {
   normal: 1000,
+  /** A frame over the documented 1 MiB limit. */
+  messageTooBig: 1009,
+  /** The api process is shutting down (SIGTERM); clients reconnect. */
+  serviceRestart: 1012,
   forbiddenOrigin: 4403,
   notFound: 4404,
   terminalNothingToReplay: 4410,

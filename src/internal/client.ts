@@ -89,6 +89,9 @@ export class SupervisorClient {
   }
 
   async #request(method: string, path: string, pool: Pool, headers: Record<string, string>, body?: unknown) {
+    // Serialised outside the try: a body that cannot be serialised is this request's fault,
+    // not a sign that the supervisor is unavailable (issue 11, bug 4).
+    const payload = body === undefined ? undefined : JSON.stringify(body);
     let response;
     try {
       response = await pool.request({
@@ -98,9 +101,9 @@ export class SupervisorClient {
           [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION,
           ...requestIdHeaders(),
           ...headers,
-          ...(body !== undefined && { "content-type": "application/json" }),
+          ...(payload !== undefined && { "content-type": "application/json" }),
         },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
+        ...(payload !== undefined && { body: payload }),
       });
     } catch (error) {
       throw asUnavailable(error);

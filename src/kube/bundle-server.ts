@@ -5,6 +5,7 @@
  */
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { listen } from "../launch/listen.ts";
 import type { BundleStore } from "./bundle-store.ts";
 
 export async function startBundleServer(store: BundleStore, port: number, host = "0.0.0.0"): Promise<{ server: Server; port: number; close(): Promise<void> }> {
@@ -24,10 +25,7 @@ export async function startBundleServer(store: BundleStore, port: number, host =
       .writeHead(200, { "content-type": "application/gzip", "cache-control": "no-store", "content-length": archive.byteLength })
       .end(archive);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listen(server, port, host, "RUNNER_BUNDLE_PORT");
   return {
     server,
     port: (server.address() as AddressInfo).port,

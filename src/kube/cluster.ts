@@ -3,24 +3,17 @@
  * runs in a pod, else the kubeconfig (KUBECONFIG or ~/.kube/config), else nothing — and then
  * `npm start` brings up the embedded simulated cluster and says so.
  */
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { type ClusterSource, clusterSource } from "../config/cluster-source.ts";
 
-export type ClusterSource = "in-cluster" | "kubeconfig";
+export type { ClusterSource } from "../config/cluster-source.ts";
 
 /** The configured cluster, or undefined when none is configured. */
 export function configuredCluster(env: NodeJS.ProcessEnv): { kubeConfig: KubeConfig; source: ClusterSource } | undefined {
-  if (env.KUBERNETES_SERVICE_HOST) {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromCluster();
-    return { kubeConfig, source: "in-cluster" };
-  }
-  const files = (env.KUBECONFIG ?? "").split(":").filter((file) => file !== "");
-  const candidates = files.length > 0 ? files : [join(env.HOME ?? homedir(), ".kube", "config")];
-  if (!candidates.some((file) => existsSync(file))) return undefined;
+  const source = clusterSource(env);
+  if (!source) return undefined;
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return { kubeConfig, source: "kubeconfig" };
+  if (source === "in-cluster") kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromDefault();
+  return { kubeConfig, source };
 }

@@ -18,59 +18,103 @@ export interface LineDisciplineSink {
   eof(): void;
 }
 
+/**
+ * Linear in its input: the echo of one `input()` call leaves as one chunk (a byte-per-chunk echo
+ * made a megabyte of stdin a million log entries and frames), and the line grows in place.
+ */
 export class LineDiscipline {
-  private pending: number[] = [];
+  private pending = Buffer.alloc(256);
+  private pendingLength = 0;
+  private echoed: Buffer[] = [];
 
   constructor(private readonly sink: LineDisciplineSink) {}
 
   input(data: Buffer): void {
-    for (const byte of data) this.byte(byte);
+    // Plain bytes are taken a run at a time; control bytes one by one.
+    let run = 0;
+    for (let i = 0; i < data.length; i++) {
+      const b = data[i]!;
+      if (b >= 0x20 && b !== DEL) continue;
+      this.text(data.subarray(run, i));
+      this.control(b);
+      run = i + 1;
+    }
+    this.text(data.subarray(run));
+    this.flushEcho();
   }
 
-  private byte(b: number): void {
-    const s = this.sink;
+  private text(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.append(bytes);
+    this.echoed.push(bytes);
+  }
+
+  private append(bytes: Buffer): void {
+    if (this.pendingLength + bytes.length > this.pending.length) {
+      const grown = Buffer.alloc(Math.max(this.pending.length * 2, this.pendingLength + bytes.length));
+      this.pending.copy(grown, 0, 0, this.pendingLength);
+      this.pending = grown;
+    }
+    bytes.copy(this.pending, this.pendingLength);
+    this.pendingLength += bytes.length;
+  }
+
+  private control(b: number): void {
     switch (b) {
       case CR:
       case LF:
-        this.pending.push(LF);
-        s.echo(Buffer.from("\r\n"));
-        this.flush();
+        this.append(Buffer.of(LF));
+        this.echoed.push(Buffer.from("\r\n"));
+        this.flushLine();
         return;
       case DEL:
       case BS:
-        if (this.pending.length > 0) {
-          this.pending.pop();
-          s.echo(Buffer.from("\b \b"));
+        if (this.pendingLength > 0) {
+          this.pendingLength -= 1;
+          this.echoed.push(Buffer.from("\b \b"));
         }
         return;
       case NAK:
-        s.echo(Buffer.from("\b \b".repeat(this.pending.length)));
-        this.pending = [];
+        this.echoed.push(Buffer.from("\b \b".repeat(this.pendingLength)));
+        this.pendingLength = 0;
         return;
       case ETX:
-        this.pending = [];
-        s.echo(Buffer.from("^C\r\n"));
-        s.signal("SIGINT");
+        this.pendingLength = 0;
+        this.echoed.push(Buffer.from("^C\r\n"));
+        this.flushEcho();
+        this.sink.signal("SIGINT");
         return;
       case FS:
-        this.pending = [];
-        s.echo(Buffer.from("^\\\r\n"));
-        s.signal("SIGQUIT");
+        this.pendingLength = 0;
+        this.echoed.push(Buffer.from("^\\\r\n"));
+        this.flushEcho();
+        this.sink.signal("SIGQUIT");
         return;
       case EOT:
-        if (this.pending.length === 0) s.eof();
-        else this.flush();
+        if (this.pendingLength === 0) {
+          this.flushEcho();
+          this.sink.eof();
+        } else this.flushLine();
         return;
       default:
-        this.pending.push(b);
+        this.append(Buffer.of(b));
         // Control characters echo in caret notation, as ECHOCTL does.
-        s.echo(b < 0x20 && b !== 0x09 ? Buffer.from(`^${String.fromCharCode(b + 0x40)}`) : Buffer.from([b]));
+        this.echoed.push(b !== 0x09 ? Buffer.from(`^${String.fromCharCode(b + 0x40)}`) : Buffer.of(b));
     }
   }
 
-  private flush(): void {
-    const line = Buffer.from(this.pending);
-    this.pending = [];
+  /** The echo written so far goes out before what the program does with the line. */
+  private flushEcho(): void {
+    if (this.echoed.length === 0) return;
+    const bytes = Buffer.concat(this.echoed);
+    this.echoed = [];
+    if (bytes.length > 0) this.sink.echo(bytes);
+  }
+
+  private flushLine(): void {
+    this.flushEcho();
+    const line = Buffer.from(this.pending.subarray(0, this.pendingLength));
+    this.pendingLength = 0;
     this.sink.line(line);
   }
 }

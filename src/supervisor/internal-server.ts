@@ -5,9 +5,8 @@
  * the route's success status, and a Problem (raised by the core, or here for a message no route
  * takes) becomes its error answer here.
  */
-import { chmod, mkdir, rm } from "node:fs/promises";
+import { chmod } from "node:fs/promises";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import { dirname } from "node:path";
 import type { Duplex } from "node:stream";
 import * as v from "valibot";
 import { Problem, problemAnswer } from "../contract/problem.ts";
@@ -100,11 +99,8 @@ function serveTerminal(service: SessionService, request: IncomingMessage, socket
   streamTerminal(session, app, socket, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
 }
 
-/** Listens on the socket path, owner-only (mode 0600). */
+/** Listens on the socket path (prepared by prepareSocketPath), owner-only (mode 0600). */
 async function listenOnSocket(server: Server, socketPath: string): Promise<void> {
-  await mkdir(dirname(socketPath), { recursive: true, mode: 0o700 });
-  // A socket file left by a previous supervisor would make listen fail with EADDRINUSE.
-  await rm(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(socketPath, () => {
@@ -118,12 +114,16 @@ async function listenOnSocket(server: Server, socketPath: string): Promise<void>
 export type InternalServer = { server: Server; close(): Promise<void> };
 
 export async function startInternalServer(options: {
+  /** Free to listen on (src/internal/socket-path.ts claimed it). */
   socketPath: string;
   service: SessionService;
   log: Logger;
 }): Promise<InternalServer> {
   const { service, log } = options;
   const handlers = implementations(service);
+  // Upgraded terminal sockets leave the HTTP server's books: closeAllConnections() does not
+  // see them, and server.close() would wait for them forever (issue 9, bug 1).
+  const upgraded = new Set<Duplex>();
 
   /** The SSE stream: taken over here, since its answer is a stream rather than JSON. */
   const serveEvents = (id: string, url: URL, response: ServerResponse) => {
@@ -168,6 +168,8 @@ export async function startInternalServer(options: {
   server.on("upgrade", (request: IncomingMessage, socket: Duplex) =>
     withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => {
       log.debug("internal request", { method: "UPGRADE", path: request.url });
+      upgraded.add(socket);
+      socket.once("close", () => upgraded.delete(socket));
       serveTerminal(service, request, socket);
     }),
   );
@@ -179,6 +181,7 @@ export async function startInternalServer(options: {
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
       }),
   };
 }

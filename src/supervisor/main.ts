@@ -21,12 +21,15 @@ import { createRouter, probeRoutingSupport } from "../kube/routing/routing.ts";
 import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing/resolution.ts";
 import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
 import { managedBySelector } from "../kube/specs/names.ts";
+import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
+import { logProcessErrors } from "../launch/process-errors.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
 const core = exitOnConfigError(() => loadCoreConfig(process.env));
 const kube = exitOnConfigError(() => loadKubeConfig(process.env));
 const log = createLogger("supervisor", core.logLevel);
+logProcessErrors(log);
 
 const cluster = configuredCluster(process.env);
 if (!cluster) {
@@ -52,7 +55,7 @@ await picker?.refresh();
 picker?.startRefreshing();
 
 const bundles = new BundleStore(kube.RUNNER_SELF_URL);
-const bundleServer = await startBundleServer(bundles, kube.RUNNER_BUNDLE_PORT);
+const bundleServer = await startBundleServer(bundles, kube.RUNNER_BUNDLE_PORT).catch(exitOnStartupRefusal);
 log.info("bundle listener ready", { port: bundleServer.port });
 
 const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, labelSelector: managedBySelector(kube.sessionPods.managedBy) }, log);
@@ -75,5 +78,5 @@ const backend = createKubeBackend(
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );
 
-const supervisor = await runSupervisor({ config: core, backend, log });
+const supervisor = await runSupervisor({ config: core, backend, log }).catch(exitOnStartupRefusal);
 stopOnSignals(supervisor, log, () => bundleServer.close());

@@ -1,5 +1,6 @@
 /** The refusals the supervisor's routes share (contract.md §4, §8.5). */
-import { Problem, messageOf } from "../contract/problem.ts";
+import { Problem } from "../contract/problem.ts";
+import { publicFailure } from "../contract/public-error.ts";
 
 export const sessionNotFound = (id: string): Problem => new Problem("not_found", "not_found", `session '${id}' not in registry`);
 
@@ -11,4 +12,4 @@ export const noLiveWorkspace = (): Problem => new Problem("conflict", "not_runni
 export const noLiveWorkload = (): Problem => new Problem("conflict", "not_running", "session has no live workload");
 
 /** A workspace call the backend could not complete. */
-export const workspaceFailure = (error: unknown): Problem => new Problem("internal", "internal", messageOf(error));
+export const workspaceFailure = (error: unknown): Problem => new Problem("internal", "internal", publicFailure("the workspace request", error));

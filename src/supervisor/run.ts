@@ -3,6 +3,9 @@
  * supervisor. The process entry (main.ts) and the tests' entries share it.
  */
 import type { CoreConfig } from "../config/core.ts";
+import { prepareSocketPath } from "../internal/socket-path.ts";
+import { onParentGone } from "../launch/parent.ts";
+import { SUPERVISOR_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
 import { observeSessions } from "../metrics/figures.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
@@ -13,7 +16,11 @@ import { DEFAULT_TIMINGS, SessionService, type SupervisorTimings } from "./sessi
 
 export type RunningSupervisor = {
   service: SessionService;
-  /** Stops every session and closes the socket. */
+  /**
+   * Closes the internal socket, its streams and terminals included. Session pods are left
+   * running: Kubernetes is the record, and the next supervisor re-adopts them (a rolling update
+   * or a restart must not end every user's session).
+   */
   shutdown(): Promise<void>;
 };
 
@@ -23,6 +30,7 @@ export async function runSupervisor(options: {
   log: Logger;
   timings?: SupervisorTimings;
 }): Promise<RunningSupervisor> {
+  await prepareSocketPath(options.config.internalSocketPath, options.config.internalSocketIsDefault);
   startProcessMetrics("supervisor");
   const service = new SessionService(options.config, options.backend, options.log, options.timings ?? DEFAULT_TIMINGS);
   observeSessions(() => service.registry.all());
@@ -38,20 +46,21 @@ export async function runSupervisor(options: {
   options.log.info("supervisor listening", { socket: options.config.internalSocketPath, version: RUNNER_VERSION });
   return {
     service,
-    async shutdown() {
-      await service.shutdown();
-      await internal.close();
-    },
+    shutdown: () => internal.close(),
   };
 }
 
-/** Ends the process cleanly on SIGTERM/SIGINT: every session is stopped first. */
+/**
+ * Ends the process on SIGTERM/SIGINT, or when the `npm start` process that forked it is gone,
+ * within SUPERVISOR_SHUTDOWN_BOUND_MS whatever a step is waiting on.
+ */
 export function stopOnSignals(supervisor: RunningSupervisor, log: Logger, afterShutdown: () => Promise<void> = async () => undefined): void {
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    log.info("supervisor shutting down", { signal });
+    log.info("supervisor shutting down; session pods are left for the next supervisor to adopt", { reason });
+    exitWithin(SUPERVISOR_SHUTDOWN_BOUND_MS, log);
     supervisor.shutdown().then(afterShutdown).then(
       () => process.exit(0),
       (error: unknown) => {
@@ -62,4 +71,5 @@ export function stopOnSignals(supervisor: RunningSupervisor, log: Logger, afterS
   };
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
+  onParentGone(() => stop("parent process gone"));
 }

@@ -9,7 +9,8 @@ import type { CoreConfig } from "../config/core.ts";
 import { coResidentAgentNames } from "../config/apps-catalog.ts";
 import { capabilitiesDocument, sessionConfigSchema } from "../contract/capabilities.ts";
 import { newSessionId } from "../contract/ids.ts";
-import { Problem, messageOf } from "../contract/problem.ts";
+import { Problem } from "../contract/problem.ts";
+import { publicFailure } from "../contract/public-error.ts";
 import type { AppSessionBody, CreateSessionBody } from "../contract/requests.ts";
 import type { Capabilities } from "../contract/responses.ts";
 import type { AvailabilityReport, CreatedSession, ProbeConfig, SessionDocument } from "../contract/wire.ts";
@@ -90,8 +91,10 @@ export class SessionService {
     try {
       return await this.backend.probe(config);
     } catch (error) {
-      // An unavailable backend is a report, never a 5xx (contract.md §3.3).
-      return { status: "unavailable", message: messageOf(error) };
+      // An unavailable backend is a report, never a 5xx (contract.md §3.3); the error's own
+      // text (a client library's) goes to the log only (issue 11, bug 7).
+      this.log.warn("probe failed", { error });
+      return { status: "unavailable", message: publicFailure("the availability check", error) };
     }
   }
 
@@ -125,7 +128,7 @@ export class SessionService {
       await session.workload?.stop();
     } catch (error) {
       this.log.warn("stop failed", { sessionId: id, error });
-      throw new Problem("failed", "stop_failed", messageOf(error));
+      throw new Problem("failed", "stop_failed", `${publicFailure("stopping the session", error)}; retry the DELETE`);
     }
   }
 

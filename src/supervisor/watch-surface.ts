@@ -4,7 +4,8 @@
  * with its result or raises a Problem.
  */
 import { invalidPathMessage, normaliseRelativePath } from "../contract/paths.ts";
-import { Problem, messageOf } from "../contract/problem.ts";
+import { Problem } from "../contract/problem.ts";
+import { publicFailure } from "../contract/public-error.ts";
 import type { SetAppsBody, WorkspaceChangeSetBody } from "../contract/requests.ts";
 import type { AppsChanged, Reloaded, Resumed } from "../contract/responses.ts";
 import type { WorkspaceApplyResult, WorkspaceFile, WorkspaceTree } from "../contract/wire.ts";
@@ -86,8 +87,9 @@ export class WatchSurface {
       await workload.setApps(apps);
     } catch (error) {
       session.removeApps(added.map((app) => app.name));
-      const message = messageOf(error);
-      this.launcher.emitStatus(session, { kind: "failed", message: `changing the app set failed: ${message}` });
+      this.launcher.logFor(session).warn("changing the app set failed", { error });
+      const message = publicFailure("changing the app set", error);
+      this.launcher.emitStatus(session, { kind: "failed", message });
       throw new Problem("failed", "set_apps_failed", message);
     }
     session.replaceApps(apps);

@@ -156,10 +156,10 @@ describe("watch sessions", () => {
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     expect(await call(runner, "PUT", `/v1/sessions/${sessionId}/apps`, { apps: [{ name: "web", entryRelativePath: "a.yaml" }] })).toEqual({
       status: 500,
-      body: { error: "set_apps_failed", message: "pod refused" },
+      body: { error: "set_apps_failed", message: "changing the app set failed" },
     });
     const document = await runner.client.getSession(sessionId);
-    expect(document.status).toEqual({ kind: "failed", message: "changing the app set failed: pod refused" });
+    expect(document.status).toEqual({ kind: "failed", message: "changing the app set failed" });
     expect(document.apps.map((app) => app.name)).toEqual(["app"]);
   });
 

@@ -38,6 +38,9 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_START_DEADLINE_SECONDS: "default 120 (kubernetes.md §2.4)",
   RUNNER_CONSOLE: "off: the console lists every session; an operator turns it on in env",
   RUNNER_SIMULATED_CLUSTER: "only for the embedded simulated cluster of npm start; never in a real cluster",
+  RUNNER_API_TOKEN: "optional access control; a Secret the operator adds (README Security)",
+  RUNNER_BIND_ADDRESS: "default 0.0.0.0: the Service reaches the pod IP",
+  RUNNER_CREATE_RATE_LIMIT: "optional; behind a proxy every client shares one address (README Security)",
 };
 
 function wiredNames(objects: K8sObject[]): Set<string> {

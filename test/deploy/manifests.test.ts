@@ -171,12 +171,13 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     expect([...apiEnv!.keys()].sort()).toEqual([...supervisorEnv!.keys()].sort());
   });
 
-  it("probes the api on /v1/health and the supervisor on its bundle listener's /healthz", () => {
+  it("probes the api's readiness on /v1/ready and liveness on /v1/health, the supervisor on its bundle listener's /healthz", () => {
     const [api, supervisor] = pod.containers;
     const portOf = (c: (typeof pod.containers)[number], name: string | number) =>
       typeof name === "number" ? name : c.ports?.find((p) => p.name === name)?.containerPort;
+    expect(api!.readinessProbe?.httpGet?.path).toBe("/v1/ready");
+    expect(api!.livenessProbe?.httpGet?.path).toBe("/v1/health");
     for (const probe of [api!.readinessProbe, api!.livenessProbe]) {
-      expect(probe?.httpGet?.path).toBe("/v1/health");
       expect(portOf(api!, probe!.httpGet!.port)).toBe(Number(env.PORT));
     }
     for (const probe of [supervisor!.readinessProbe, supervisor!.livenessProbe]) {

@@ -60,14 +60,33 @@ describe("tarArchive", () => {
     expect(() => tarArchive([{ relativePath: "a/../../x", contents: "" }])).toThrow("invalid bundle relativePath 'a/../../x'");
   });
 
-  it("accepts a name of exactly 100 UTF-8 bytes and refuses a longer one, never truncating", () => {
+  it("refuses NUL bytes and directory paths, which tar would read as another name (issue 11, bug 8)", () => {
+    for (const path of ["..\u0000", "telo.yaml\u0000.bak", "./", "a/", "\u0000"]) {
+      expect(() => tarArchive([{ relativePath: path, contents: "" }])).toThrow(BundleArchiveError);
+    }
+    expect(() => tarArchive([{ relativePath: "..\u0000", contents: "" }])).toThrow("invalid bundle relativePath '..\\u0000'");
+  });
+
+  it("writes a name of exactly 100 UTF-8 bytes in the ustar header and a longer one in a pax header", () => {
     const exact = "a".repeat(95) + "é.ym"; // 95 + 2 + 3 = 100 bytes
     expect(Buffer.byteLength(exact)).toBe(100);
-    expect(() => tarArchive([{ relativePath: exact, contents: "" }])).not.toThrow();
+    expect(field(tarArchive([{ relativePath: exact, contents: "" }]), 156, 1)).toBe("0");
     const long = "é".repeat(50) + "x"; // 101 bytes, 51 characters
-    expect(() => tarArchive([{ relativePath: long, contents: "" }])).toThrow(
-      `bundle path too long for tar (max 100 bytes): '${long}'`,
-    );
+    const archive = tarArchive([{ relativePath: long, contents: "" }]);
+    expect(field(archive, 156, 1)).toBe("x");
+    const record = archive.subarray(512, 512 + Number.parseInt(field(archive, 124, 11), 8)).toString("utf8");
+    expect(record).toBe(`${Buffer.byteLength(record)} path=${long}\n`);
+  });
+});
+
+describe("long names", () => {
+  const long = `${"deep/".repeat(30)}${"ü".repeat(40)}/telo.yaml`;
+  it.each([["GNU tar", ["tar"]], ["busybox tar (the init image's)", ["busybox", "tar"]]])("unpack under %s to the full path", async (_name, command) => {
+    const dir = scratch();
+    writeFileSync(join(dir, "bundle.tgz"), await bundleArchive([{ relativePath: long, contents: "kind: Telo.Application\n" }, { relativePath: "short.yaml", contents: "x" }]));
+    execFileSync(command[0]!, [...command.slice(1), "xzf", join(dir, "bundle.tgz"), "-C", dir]);
+    expect(readFileSync(join(dir, long), "utf8")).toBe("kind: Telo.Application\n");
+    expect(readFileSync(join(dir, "short.yaml"), "utf8")).toBe("x");
   });
 });
 

@@ -218,12 +218,13 @@ describe("building an image in the simulated cluster", () => {
   });
 
   it("refuses a bundle path the build context cannot hold", async () => {
-    const bundle = { entryRelativePath: "telo.yaml", files: [{ relativePath: `${"d/".repeat(60)}telo.yaml`, contents: "kind: X\n" }] };
+    // Long names fit (pax headers); a NUL byte never does (issue 11, bug 8).
+    const bundle = { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml\u0000.bak", contents: "kind: X\n" }] };
     const { builder } = newBuilder(sim.cluster, buildConfig());
 
     const error = await startError(builder.ensureImage(ensureInput(bundle), () => {}));
     expect(error.stage).toBe("create");
-    expect(error.message).toMatch(/^bundle path too long for tar \(max 100 bytes\)/);
+    expect(error.message).toMatch(/^invalid bundle relativePath 'telo\.yaml\\u0000\.bak'/);
     expect(sim.cluster.counters().requests).toEqual({});
   });
 });

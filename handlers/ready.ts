@@ -1,0 +1,9 @@
+import type { Handler } from "hono";
+import { supervisorReady } from "../src/api/readiness.ts";
+import type { HandlerDeps } from "./support.ts";
+
+/** GET /v1/ready: readiness (the Deployment's probe); false while the supervisor is unreachable. */
+export const ready = (deps: HandlerDeps): Handler => async (c) => {
+  const answer = await supervisorReady(deps.supervisor);
+  return c.json(answer, answer.ready ? 200 : 503);
+};

@@ -1,0 +1,68 @@
+/**
+ * Graceful shutdown (issue 11; issue 9 bug 1) and readiness, through the real processes: a
+ * supervisor with a terminal open still exits on SIGTERM, the api closes terminals with 1012
+ * and ends event streams, and /v1/ready follows the supervisor while /v1/health does not.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { eventsUntil, isStatus } from "../support/streams.ts";
+import { type Processes, exitOf, openSocket, sessionBody, startProcesses } from "./support.ts";
+
+let runner: Processes | undefined;
+afterEach(async () => {
+  await runner?.close();
+  runner = undefined;
+});
+
+describe("shutdown", () => {
+  it("a supervisor with an open terminal to a failed session still exits on SIGTERM (issue 9, bug 1)", async () => {
+    runner = await startProcesses();
+    const { sessionId } = await runner.client.createSession(sessionBody({ startDelayMs: 200, startError: { stage: "start", message: "pod never started" } }) as never);
+    const { closed } = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${sessionId}/io`);
+    await eventsUntil(runner.client, sessionId, isStatus("failed"));
+    const running = await runner.client.createSession(sessionBody() as never);
+    await eventsUntil(runner.client, running.sessionId, isStatus("running"));
+    const open = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${running.sessionId}/io`);
+    const supervisor = runner.supervisor();
+    supervisor.kill("SIGTERM");
+    expect(await exitOf(supervisor)).toBe(0);
+    // The api stays up and tells the terminal's client to come back (1011, retryable).
+    expect((await open.closed).code).toBe(1011);
+    await closed;
+    expect((await fetch(`${runner.baseUrl}/v1/health`)).status).toBe(200);
+  });
+
+  it("the api closes terminals with 1012, ends event streams and exits 0 on SIGTERM", async () => {
+    runner = await startProcesses();
+    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const terminal = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${sessionId}/io`);
+    const events = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events`);
+    const reader = events.body!.getReader();
+    await reader.read();
+    const api = runner.api();
+    api.kill("SIGTERM");
+    expect(await exitOf(api)).toBe(0);
+    expect((await terminal.closed).code).toBe(1012);
+    // The stream ends (cleanly or cut); it does not hang.
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true }));
+      if (chunk.done) break;
+    }
+  });
+});
+
+describe("readiness", () => {
+  it("/v1/ready is false while the supervisor is unreachable; /v1/health stays true", async () => {
+    runner = await startProcesses();
+    expect(await (await fetch(`${runner.baseUrl}/v1/ready`)).json()).toEqual({ ready: true });
+    const supervisor = runner.supervisor();
+    supervisor.kill("SIGKILL");
+    await exitOf(supervisor);
+    const notReady = await fetch(`${runner.baseUrl}/v1/ready`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toEqual({ ready: false, error: "supervisor_unavailable", message: "the runner's supervisor process is not reachable" });
+    expect((await fetch(`${runner.baseUrl}/v1/health`)).status).toBe(200);
+    await runner.startSupervisor();
+    expect((await fetch(`${runner.baseUrl}/v1/ready`)).status).toBe(200);
+  });
+});
