@@ -1,17 +1,21 @@
 /**
- * Run sessions through the runner's two processes against the simulated cluster: provision
- * progress, running, the terminal, reachability, stop and cleanup, and every way a pod ends
- * (kubernetes.md §2, issue #4).
+ * Run sessions through the runner's two processes: provision progress, running, the terminal,
+ * reachability, stop and cleanup, and every way a pod ends (kubernetes.md §2, issue #4). Runs on
+ * the simulated cluster in `npm test` and on the real one in `npm run test:cluster`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/processes.ts";
-import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
-describe("run sessions on the simulated cluster", () => {
-  let runner: KubeRunner;
+// A real pod takes seconds to schedule, fetch its bundle and start on a busy 2-core machine.
+const TTL_SECONDS = ON_REAL_CLUSTER ? "40" : "4";
+const START_DEADLINE_SECONDS = ON_REAL_CLUSTER ? "20" : "2";
+
+describe(`run sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
+  let runner: ClusterRunner;
   beforeAll(async () => {
-    runner = await startKubeRunner({ env: { RUNNER_MAX_TTL_SECONDS: "4", RUNNER_START_DEADLINE_SECONDS: "2" } });
+    runner = await startClusterRunner({ env: { RUNNER_MAX_TTL_SECONDS: TTL_SECONDS, RUNNER_START_DEADLINE_SECONDS: START_DEADLINE_SECONDS } });
   });
   afterAll(async () => {
     // Every session here ended or was stopped: no pod may be left behind.

@@ -1,0 +1,20 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+// `npm run test:cluster`: the Kubernetes-facing tests against a real cluster (global-setup.ts).
+// One node per machine, so files run one at a time; K8S_RUNNER_TEST_CLUSTER tells the shared
+// fixture (test/support/kube-runner.ts) which cluster it drives.
+process.env.K8S_RUNNER_TEST_CLUSTER = "real";
+
+export default defineConfig({
+  root: fileURLToPath(new URL("../..", import.meta.url)),
+  test: {
+    include: ["test/kube-e2e/run-sessions.test.ts"],
+    globalSetup: ["test/cluster/global-setup.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    fileParallelism: false,
+    maxWorkers: 1,
+    pool: "forks",
+  },
+});
