@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/provision.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     maxWorkers: 2,

@@ -7,9 +7,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KUBE_VERSION=${KUBE_VERSION:-v1.36.3}
 CACHE=${K8S_RUNNER_CLUSTER_CACHE:-$HOME/.cache/k8s-runner/cluster-$KUBE_VERSION}
-REGISTRY_VERSION=v3.0.0
+# The registry is not tied to Kubernetes' version: its own directory in the same cache.
+REGISTRY_VERSION=v3.1.2
+REGISTRY_DIR=${K8S_RUNNER_REGISTRY_DIR:-$HOME/.cache/k8s-runner/registry-$REGISTRY_VERSION}
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
-mkdir -p "$CACHE/bin" "$CACHE/images"
+mkdir -p "$CACHE/bin" "$CACHE/images" "$REGISTRY_DIR"
 
 minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
 # Without these /version says v0.0.0 and the kubelet's node reports it.
@@ -18,9 +20,9 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION \
 -X k8s.io/component-base/version.gitTreeState=clean"
 
 build_registry() {
-  [ -x "$CACHE/bin/registry" ] && return
+  [ -x "$REGISTRY_DIR/registry" ] && return
   # Distribution's go.mod has no replace directives, so `go install` of its command works.
-  GOBIN="$CACHE/bin" go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+  GOBIN="$REGISTRY_DIR" go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
 }
 
 build_kube() {
@@ -48,7 +50,7 @@ build_images() {
 }
 
 case "${1:-all}" in
-  registry) build_registry ;;
+  registry) build_registry; echo "built $REGISTRY_DIR/registry"; exit 0 ;;
   kube) build_kube ;;
   images) build_images ;;
   all) build_kube; build_images ;;

@@ -28,6 +28,10 @@ export const SESSION_NAMESPACE = "telo-sessions";
 /** The runner on either cluster. */
 export type ClusterRunner = {
   cluster: "simulated" | "real";
+  /** The test's own client configuration (the simulator's, or the real cluster's admin). */
+  kubeConfig: KubeConfig;
+  /** A RuntimeClass the cluster has (the real apiserver refuses pods naming one it lacks). */
+  runtimeClass: string | undefined;
   core: CoreV1Api;
   networking: NetworkingV1Api;
   client: RunnerClient;
@@ -56,7 +60,7 @@ export async function startKubeRunner(options: RunnerOptions = {}): Promise<Kube
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-kube-"));
   const { port, bundlePort, env: own } = await processEnv(dir);
   const { cluster: sim, env } = await startLocalCluster({ ...own, ...options.env }, { podStartDelayMs: 20, backoffMs: 200, ...options.sim });
-  const runner = await startProcesses({ cluster: "simulated", kubeConfig: sim.kubeConfig(), env, port, bundlePort, dir, stopCluster: () => sim.stop() });
+  const runner = await startProcesses({ cluster: "simulated", kubeConfig: sim.kubeConfig(), runtimeClass: undefined, env, port, bundlePort, dir, stopCluster: () => sim.stop() });
   return Object.assign(runner, { sim });
 }
 
@@ -83,12 +87,13 @@ export async function startClusterRunner(options: RunnerOptions = {}): Promise<C
   };
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(real.adminKubeconfig);
-  return startProcesses({ cluster: "real", kubeConfig, env, port, bundlePort, dir, stopCluster: async () => undefined });
+  return startProcesses({ cluster: "real", kubeConfig, runtimeClass: real.runtimeClass, env, port, bundlePort, dir, stopCluster: async () => undefined });
 }
 
 async function startProcesses(input: {
   cluster: ClusterRunner["cluster"];
   kubeConfig: KubeConfig;
+  runtimeClass: string | undefined;
   env: Record<string, string>;
   port: number;
   bundlePort: number;
@@ -104,6 +109,8 @@ async function startProcesses(input: {
 
   const runner: ClusterRunner = {
     cluster: input.cluster,
+    kubeConfig: input.kubeConfig,
+    runtimeClass: input.runtimeClass,
     core,
     networking,
     client: new RunnerClient(baseUrl),
