@@ -9,7 +9,7 @@ process.env.K8S_RUNNER_TEST_CLUSTER = "real";
 export default defineConfig({
   root: fileURLToPath(new URL("../..", import.meta.url)),
   test: {
-    include: ["test/kube-e2e/run-sessions.test.ts"],
+    include: ["test/kube-e2e/run-sessions.test.ts", "test/kube-e2e/dry-run.test.ts"],
     globalSetup: ["test/cluster/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 180_000,

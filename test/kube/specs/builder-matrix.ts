@@ -149,7 +149,8 @@ export function builtObjects(options: { runtimeClass?: string } = {}): BuiltObje
   const common = { sessionId: SESSION_ID, namespace: sessions, managedBy: "telo-k8s-runner", owner };
   for (const c of combinations({ ports: Object.keys(PORT_SETS), ingressClass: [undefined, "nginx"], tlsSecret: [undefined, "session-tls"], sectionName: [undefined, "https"] })) {
     const ports = PORT_SETS[c.ports]!;
-    objects.push({ builder: "Service", label: label(c), namespace: sessions, object: sessionService({ ...common, ports }) });
+    // The runner publishes a Service only for a session with ports (a real apiserver refuses one without).
+    if (ports.length > 0) objects.push({ builder: "Service", label: label(c), namespace: sessions, object: sessionService({ ...common, ports }) });
     const ingress = sessionIngress({
       ...common,
       ports,
