@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import AuditLastSequencer from "./sequencer.ts";
 
 // `npm run test:cluster`: the Kubernetes-facing tests against a real cluster (global-setup.ts).
 // One node per machine, so files run one at a time; K8S_RUNNER_TEST_CLUSTER tells the shared
@@ -11,8 +12,9 @@ export default defineConfig({
   test: {
     // The tests that run on both clusters. test/cluster/awaiting-fix/ holds
     // scenarios that fail because of runner bugs: add it here once src/kube is fixed.
-    include: ["test/kube-e2e/run-sessions.test.ts", "test/kube-e2e/restarts.test.ts", "test/kube-e2e/routing.test.ts", "test/kube-e2e/dry-run.test.ts", "test/kube-e2e/probe.test.ts"],
+    include: ["test/kube-e2e/run-sessions.test.ts", "test/kube-e2e/restarts.test.ts", "test/kube-e2e/routing.test.ts", "test/kube-e2e/dry-run.test.ts", "test/kube-e2e/probe.test.ts", "test/cluster/rbac-audit.test.ts"],
     globalSetup: ["test/cluster/global-setup.ts"],
+    sequence: { sequencer: AuditLastSequencer },
     testTimeout: 120_000,
     hookTimeout: 180_000,
     fileParallelism: false,

@@ -169,18 +169,22 @@ export function kubeSessionBody(simulate: Record<string, string | number | boole
   return ON_REAL_CLUSTER ? standinBody(body, simulate) : body;
 }
 
-/** The same body for the kernel stand-in: its image, and `simulate` written into the manifest. */
+/**
+ * The same body for the kernel stand-in: its image, and `simulate` written into the manifest of
+ * every app (a run session's one app is the bundle's entry), each with that app's ports.
+ */
 function standinBody(body: Parameters<RunnerClient["createSession"]>[0], simulate: Record<string, string | number | boolean>) {
   const real = inject("realCluster");
   const pullFails = simulate["image-pull"] === "fail";
-  const ports = simulate.listen === false ? [] : (body.ports ?? []);
-  const entry = body.bundle.entryRelativePath;
+  const apps = body.apps ?? [{ entryRelativePath: body.bundle.entryRelativePath, ports: body.ports ?? [] }];
+  const portsOf = (path: string) => (simulate.listen === false ? [] : (apps.find((app) => app.entryRelativePath === path)?.ports ?? []));
+  const isEntry = (path: string) => apps.some((app) => app.entryRelativePath === path);
   return {
     ...body,
     bundle: {
       ...body.bundle,
       files: body.bundle.files.map((file) =>
-        file.relativePath === entry ? { ...file, contents: `${file.contents}${standinManifest(simulate, ports)}` } : file,
+        isEntry(file.relativePath) ? { ...file, contents: `${file.contents}${standinManifest(simulate, portsOf(file.relativePath))}` } : file,
       ),
     },
     // A registry name that resolves nowhere: the kubelet's pull fails and backs off, as with the simulator's `image-pull: fail`.
