@@ -15,7 +15,9 @@
 // Like the real kernel it echoes its terminal (stdin lines back to stdout), serves the inspector
 // stream on --inspect as the real kernel does (no `id:` lines, the whole buffer replayed to every
 // connection), reloads on entry changes with --watch, and run on the workspace app's manifest
-// (WORKSPACE_DIR set) it serves the workspace container's HTTP surface.
+// (WORKSPACE_DIR set) it serves the workspace container's HTTP surface. Run without arguments,
+// as a catalog app's image entrypoint is (src/kube/specs/app-pod.ts), it is a predefined app that
+// echoes its terminal until stdin ends.
 package main
 
 import (
@@ -64,6 +66,12 @@ func parseArgs(args []string) (options, error) {
 }
 
 func main() {
+	if len(os.Args) == 1 {
+		fmt.Print("telo stand-in app: type a line\r\n")
+		go echoTerminal()
+		<-stdinClosed
+		return
+	}
 	opts, err := parseArgs(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

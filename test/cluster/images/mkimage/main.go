@@ -91,7 +91,7 @@ func sortedDirs(dirs map[string]bool) []string {
 	return list
 }
 
-func writeImage(out, ref string, entries []entry, entrypoint []string) error {
+func writeImage(out, ref string, entries []entry, entrypoint []string, user string) error {
 	layer, err := layerOf(entries)
 	if err != nil {
 		return err
@@ -108,6 +108,7 @@ func writeImage(out, ref string, entries []entry, entrypoint []string) error {
 	cfg.Architecture, cfg.OS = "amd64", "linux"
 	cfg.Config.Entrypoint = entrypoint
 	cfg.Config.Env = []string{"PATH=/usr/local/bin:/bin"}
+	cfg.Config.User = user
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return err
 	}
@@ -154,14 +155,16 @@ func main() {
 		ref        string
 		entries    []entry
 		entrypoint []string
+		user       string
 	}{
-		{busyboxRef, shell, []string{"/bin/sh"}},
-		{pauseRef, []entry{{path: "/pause", source: *pause}}, []string{"/pause"}},
-		// The kernel's pods run `sh -c '… exec telo run …'`, so the stand-in ships a shell too.
-		{kernelRef, append(shell, entry{path: "/usr/local/bin/telo", source: *kernel}), []string{"/usr/local/bin/telo"}},
+		{busyboxRef, shell, []string{"/bin/sh"}, ""},
+		{pauseRef, []entry{{path: "/pause", source: *pause}}, []string{"/pause"}, ""},
+		// The kernel's pods run `sh -c '… exec telo run …'`, so the stand-in ships a shell too. Its
+		// user is the kernel image's numeric non-root one: catalog app pods set no uid of their own.
+		{kernelRef, append(shell, entry{path: "/usr/local/bin/telo", source: *kernel}), []string{"/usr/local/bin/telo"}, "1000:1000"},
 	}
 	for _, image := range images {
-		if err := writeImage(*out, image.ref, image.entries, image.entrypoint); err != nil {
+		if err := writeImage(*out, image.ref, image.entries, image.entrypoint, image.user); err != nil {
 			log.Fatalf("%s: %v", image.ref, err)
 		}
 	}
