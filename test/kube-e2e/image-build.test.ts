@@ -8,6 +8,7 @@
  * already under way: it creates the Job the runner would create (same name, the tag computed
  * from the bundle) with a container whose command line the simulator runs for real. The runner
  * then takes its create's 409 as "a build for this tag exists" and waits on it, as it would.
+ * Simulator-only: a real build needs the Kaniko image and a registry the node can push to.
  */
 import { BatchV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,7 @@
 /**
  * `npm start` as a user runs it on a machine with no cluster: the embedded simulated cluster,
  * the api in the main process and the supervisor as a child that is restarted if it dies.
+ * Simulator-only: the embedded simulated cluster is what it tests.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";

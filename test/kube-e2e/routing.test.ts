@@ -1,24 +1,24 @@
 /**
  * Routing through the runner's processes: a session with ports gets a Service and an Ingress
  * owned by its pod, reports routed endpoints, and leaves nothing behind when stopped
- * (kubernetes.md §6).
+ * (kubernetes.md §6). Runs on both clusters (the real one has no Ingress controller: nothing
+ * reports the Ingress admitted, and the endpoints come from the spec).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
-import { sessionBody } from "../support/session-body.ts";
+import { type ClusterRunner, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, isStatus } from "../support/streams.ts";
 
 describe("session routing with an Ingress", () => {
-  let runner: KubeRunner;
+  let runner: ClusterRunner;
   beforeAll(async () => {
-    runner = await startKubeRunner({ env: { SESSION_ROUTING_MODE: "ingress", SESSION_ROUTING_BASE_DOMAIN: "sessions.example.test" } });
+    runner = await startClusterRunner({ env: { SESSION_ROUTING_MODE: "ingress", SESSION_ROUTING_BASE_DOMAIN: "sessions.example.test" } });
   });
   afterAll(() => runner?.close());
 
   it("publishes a Service and an Ingress for the session's ports and removes them with the pod", async () => {
     const { sessionId } = await runner.client.createSession(
-      sessionBody({ simulate: { listen: true } }, { ports: [{ port: 3000, protocol: "tcp" }, { port: 5353, protocol: "udp" }] }),
+      kubeSessionBody({ listen: true }, { ports: [{ port: 3000, protocol: "tcp" }, { port: 5353, protocol: "udp" }] }),
     );
     const events = eventsOf(await eventsUntil(runner.client, sessionId, isStatus("running")));
     const host = `3000-${sessionId}.sessions.example.test`;

@@ -1,18 +1,21 @@
 /**
- * Run sessions through the runner's two processes against the simulated cluster: provision
- * progress, running, the terminal, reachability, stop and cleanup, and every way a pod ends
- * (kubernetes.md §2, issue #4).
+ * Run sessions through the runner's two processes: provision progress, running, the terminal,
+ * reachability, stop and cleanup, and every way a pod ends (kubernetes.md §2, issue #4). Runs on
+ * the simulated cluster in `npm test` and on the real one in `npm run test:cluster`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
-import { sessionBody } from "../support/session-body.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
-describe("run sessions on the simulated cluster", () => {
-  let runner: KubeRunner;
+// A real pod takes seconds to schedule, fetch its bundle and start on a busy 2-core machine.
+const TTL_SECONDS = ON_REAL_CLUSTER ? "40" : "4";
+const START_DEADLINE_SECONDS = ON_REAL_CLUSTER ? "20" : "2";
+
+describe(`run sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
+  let runner: ClusterRunner;
   beforeAll(async () => {
-    runner = await startKubeRunner({ env: { RUNNER_MAX_TTL_SECONDS: "4", RUNNER_START_DEADLINE_SECONDS: "2" } });
+    runner = await startClusterRunner({ env: { RUNNER_MAX_TTL_SECONDS: TTL_SECONDS, RUNNER_START_DEADLINE_SECONDS: START_DEADLINE_SECONDS } });
   });
   afterAll(async () => {
     // Every session here ended or was stopped: no pod may be left behind.
@@ -22,7 +25,7 @@ describe("run sessions on the simulated cluster", () => {
 
   it("provisions, runs, echoes the terminal, resizes, reports reachability, and cleans up on stop", async () => {
     const { sessionId } = await runner.client.createSession(
-      sessionBody({ simulate: { listen: true, "report-resize": true } }, { ports: [{ port: 3000, protocol: "tcp" }] }),
+      kubeSessionBody({ listen: true, "report-resize": true }, { ports: [{ port: 3000, protocol: "tcp" }] }),
     );
     const untilReachable = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "reachability" && event.state === "reachable"));
     const provision = untilReachable.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message);
@@ -51,7 +54,7 @@ describe("run sessions on the simulated cluster", () => {
   ])("reports an app that exits: %j", async (simulate, status, output) => {
     // A non-zero exit fails the pod, so it is a failure naming the container and its code (§2.8),
     // with the log's tail as its termination message (FallbackToLogsOnError, issue 9 bug 8).
-    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: simulate }));
+    const { sessionId } = await runner.client.createSession(kubeSessionBody(simulate));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     const end = events.at(-1);
     if (status.code === 0) expect(end).toEqual({ type: "status", status });
@@ -61,7 +64,7 @@ describe("run sessions on the simulated cluster", () => {
   });
 
   it("fails an image that cannot be pulled, saying so, and removes the pod", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "image-pull": "fail" } }));
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     const progress = events.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message);
     expect(progress).toContain("Pulling image");
@@ -76,7 +79,7 @@ describe("run sessions on the simulated cluster", () => {
   });
 
   it("names what the pod waits on when the start deadline passes during a slow bundle fetch (issue 9 bug 2)", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "run-ms.body-fetch": 60_000 } }));
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "run-ms.body-fetch": 60_000 }));
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end).toEqual({
       type: "status",
@@ -86,20 +89,23 @@ describe("run sessions on the simulated cluster", () => {
   });
 
   it("reports an OOM kill", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { oom: true, "run-ms": 300 } }));
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ oom: true, "run-ms": 300 }));
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     expect(end).toEqual({ type: "status", status: { kind: "failed", message: 'container "session" failed: OOMKilled (exit code 137)' } });
   });
 
-  it("ends a session that outlives its TTL", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody());
-    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
-    expect(end?.type === "status" && end.status).toMatchObject({ kind: "failed" });
-    expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(/deadline|DeadlineExceeded/);
-  });
+  // On the real cluster this waits for a runner fix: test/cluster/awaiting-fix/run-sessions.test.ts.
+  if (!ON_REAL_CLUSTER) {
+    it("ends a session that outlives its TTL", async () => {
+      const { sessionId } = await runner.client.createSession(kubeSessionBody());
+      const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+      expect(end?.type === "status" && end.status).toMatchObject({ kind: "failed" });
+      expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(/deadline|DeadlineExceeded/);
+    });
+  }
 
   it("stops a session whose image pull is still backing off, without waiting for the deadline", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "image-pull": "fail" } }));
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
     await eventsUntil(runner.client, sessionId, (event) => event.type === "progress" && event.message === "Pulling image");
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
@@ -109,7 +115,7 @@ describe("run sessions on the simulated cluster", () => {
   it("refuses app names too long for a container name with 400 invalid_app_name", async () => {
     const name = "a".repeat(60);
     const refused = await runner.client
-      .createSession(sessionBody({ simulate: {} }, { apps: [{ name, entryRelativePath: "telo.yaml" }] }))
+      .createSession(kubeSessionBody({}, { apps: [{ name, entryRelativePath: "telo.yaml" }] }))
       .catch((error: { status: number; body: unknown }) => error);
     expect(refused).toMatchObject({
       status: 400,
@@ -118,7 +124,7 @@ describe("run sessions on the simulated cluster", () => {
   });
 
   it("writes the hardened pod with its session record into the restricted namespace", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: {} }, { env: { GREETING: "hi" } }));
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { env: { GREETING: "hi" } }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const pod = await runner.core.readNamespacedPod({ name: `telo-run-${sessionId}`, namespace: SESSION_NAMESPACE });
     expect(pod.metadata?.labels).toMatchObject({ "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/session-id": sessionId });

@@ -9,6 +9,8 @@
  * (the simulated container prints only at its start, before any attach), and a reload that
  * declares different ports (the simulated kernel always declares the container's spec ports;
  * test/kube/watch-session.test.ts covers that path with a stand-in kernel inspector).
+ * Simulator-only: it scripts containers per app through `config.simulate`, which the real
+ * cluster's kernel stand-in does not read; watch-basics.test.ts runs a watch session on both.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/contract/wire.ts";

@@ -1,24 +1,40 @@
 /**
- * The runner against a simulated cluster owned by the test: the sim runs in the test process
- * (so tests reach its fault knobs and counters), the api and the supervisor run as their own
- * processes, exactly as the deployment's two containers do.
+ * The runner's two processes (api and supervisor, exactly as the deployment's two containers)
+ * against a cluster: the one fixture of the Kubernetes-facing tests.
+ *
+ * - `startClusterRunner` drives whichever cluster the run selects: the simulated one in
+ *   `npm test`, the real one of test/cluster/ in `npm run test:cluster` (K8S_RUNNER_TEST_CLUSTER
+ *   =real, set by test/cluster/vitest.config.ts). Tests written against it run on both.
+ * - `startKubeRunner` is the simulated cluster only, owned by the test process so tests reach its
+ *   fault knobs and counters; tests that need those stay on the simulator.
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, NetworkingV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
+import { inject } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
 import { startLocalCluster } from "../../src/local-cluster.ts";
 import type { SimulatedCluster, SimulatedClusterOptions } from "../../src/sim/index.ts";
 import { freePort } from "./ports.ts";
 import { capturedStderr, spawnTs, stopChild } from "./processes.ts";
 import { waitFor } from "./wait.ts";
+import { standinManifest } from "../cluster/standin.ts";
+import { sessionBody } from "./session-body.ts";
+
+/** The run drives the real cluster of test/cluster/ (`npm run test:cluster`). */
+export const ON_REAL_CLUSTER = process.env.K8S_RUNNER_TEST_CLUSTER === "real";
 
 export const SESSION_NAMESPACE = "telo-sessions";
 
-export type KubeRunner = {
-  sim: SimulatedCluster;
+/** The runner on either cluster. */
+export type ClusterRunner = {
+  cluster: "simulated" | "real";
+  /** The test's own client configuration (the simulator's, or the real cluster's admin). */
+  kubeConfig: KubeConfig;
+  /** A RuntimeClass the cluster has (the real apiserver refuses pods naming one it lacks). */
+  runtimeClass: string | undefined;
   core: CoreV1Api;
   networking: NetworkingV1Api;
   client: RunnerClient;
@@ -32,21 +48,72 @@ export type KubeRunner = {
   close(): Promise<void>;
 };
 
-export async function startKubeRunner(options: { env?: Record<string, string>; sim?: SimulatedClusterOptions } = {}): Promise<KubeRunner> {
-  const dir = await mkdtemp(join(tmpdir(), "k8s-runner-kube-"));
+/** The runner on the simulated cluster, with the simulator itself. */
+export type KubeRunner = ClusterRunner & { sim: SimulatedCluster };
+
+type RunnerOptions = { env?: Record<string, string>; sim?: SimulatedClusterOptions };
+
+/** What the runner's processes need besides the cluster: ports and the internal socket. */
+async function processEnv(dir: string): Promise<{ port: number; bundlePort: number; env: Record<string, string> }> {
   const [port, bundlePort] = [await freePort(), await freePort()];
-  const { cluster: sim, env } = await startLocalCluster(
-    { PORT: String(port), RUNNER_BUNDLE_PORT: String(bundlePort), RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"), ...options.env },
-    { podStartDelayMs: 20, backoffMs: 200, ...options.sim },
-  );
-  const core = sim.kubeConfig().makeApiClient(CoreV1Api);
-  const networking = sim.kubeConfig().makeApiClient(NetworkingV1Api);
+  return { port, bundlePort, env: { PORT: String(port), RUNNER_BUNDLE_PORT: String(bundlePort), RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock") } };
+}
+
+export async function startKubeRunner(options: RunnerOptions = {}): Promise<KubeRunner> {
+  const dir = await mkdtemp(join(tmpdir(), "k8s-runner-kube-"));
+  const { port, bundlePort, env: own } = await processEnv(dir);
+  const { cluster: sim, env } = await startLocalCluster({ ...own, ...options.env }, { podStartDelayMs: 20, backoffMs: 200, ...options.sim });
+  const runner = await startProcesses({ cluster: "simulated", kubeConfig: sim.kubeConfig(), runtimeClass: undefined, env, port, bundlePort, dir, stopCluster: () => sim.stop() });
+  return Object.assign(runner, { sim });
+}
+
+/**
+ * The runner against the cluster the run selects. On the real one it authenticates as its own
+ * ServiceAccount (k8s/base's RBAC), pods fetch bundles from this machine over the bridge, and the
+ * images are the local ones test/cluster/build.sh made; the test's own client is the admin.
+ */
+export async function startClusterRunner(options: RunnerOptions = {}): Promise<ClusterRunner> {
+  if (!ON_REAL_CLUSTER) return startKubeRunner(options);
+  const real = inject("realCluster");
+  const dir = await mkdtemp(join(tmpdir(), "k8s-runner-kube-"));
+  const { port, bundlePort, env: own } = await processEnv(dir);
+  const env = {
+    ...own,
+    KUBECONFIG: real.runnerKubeconfig,
+    RUNNER_SESSION_NAMESPACE: SESSION_NAMESPACE,
+    RUNNER_SELF_URL: `http://${real.hostAddress}:${bundlePort}`,
+    RUNNER_IMAGE: real.kernelImage,
+    RUNNER_INIT_IMAGE: real.initImage,
+    RUNNER_RUNTIME_CLASS: real.runtimeClass,
+    RUNNER_BASE_IMAGE_CATALOG_ENABLED: "false",
+    ...options.env,
+  };
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(real.adminKubeconfig);
+  return startProcesses({ cluster: "real", kubeConfig, runtimeClass: real.runtimeClass, env, port, bundlePort, dir, stopCluster: async () => undefined });
+}
+
+async function startProcesses(input: {
+  cluster: ClusterRunner["cluster"];
+  kubeConfig: KubeConfig;
+  runtimeClass: string | undefined;
+  env: Record<string, string>;
+  port: number;
+  bundlePort: number;
+  dir: string;
+  stopCluster(): Promise<void>;
+}): Promise<ClusterRunner> {
+  const { env, port, bundlePort, dir } = input;
+  const core = input.kubeConfig.makeApiClient(CoreV1Api);
+  const networking = input.kubeConfig.makeApiClient(NetworkingV1Api);
   const baseUrl = `http://127.0.0.1:${port}`;
   let api: ChildProcess | undefined;
   let supervisor: ChildProcess | undefined;
 
-  const runner: KubeRunner = {
-    sim,
+  const runner: ClusterRunner = {
+    cluster: input.cluster,
+    kubeConfig: input.kubeConfig,
+    runtimeClass: input.runtimeClass,
     core,
     networking,
     client: new RunnerClient(baseUrl),
@@ -81,11 +148,47 @@ export async function startKubeRunner(options: { env?: Record<string, string>; s
     async close() {
       await stopChild(api, "SIGKILL");
       await stopChild(supervisor);
-      await sim.stop();
+      await input.stopCluster();
       await rm(dir, { recursive: true, force: true });
     },
   };
   await runner.startSupervisor();
   await runner.startApi();
   return runner;
+}
+
+/**
+ * A run session body for the Kubernetes backend. `simulate` scripts the container: on the
+ * simulated cluster through `config.simulate`, on the real one through the kernel stand-in's
+ * lines in the bundle's manifest (test/cluster/standin.ts), so one test scripts both alike.
+ */
+export function kubeSessionBody(simulate: Record<string, string | number | boolean> = {}, overrides: Record<string, unknown> = {}) {
+  const body = sessionBody({ simulate }, overrides);
+  return ON_REAL_CLUSTER ? standinBody(body, simulate) : body;
+}
+
+/**
+ * The same body for the kernel stand-in: its image, and `simulate` written into the manifest of
+ * every app (a run session's one app is the bundle's entry), each with that app's ports.
+ */
+function standinBody(body: Parameters<RunnerClient["createSession"]>[0], simulate: Record<string, string | number | boolean>) {
+  const real = inject("realCluster");
+  const pullFails = simulate["image-pull"] === "fail";
+  const apps = body.apps ?? [{ entryRelativePath: body.bundle.entryRelativePath, ports: body.ports ?? [] }];
+  // The create body's input type leaves a port unparsed; these bodies are the tests' own, with numbers.
+  type Port = { port: number; protocol: "tcp" | "udp" };
+  const portsOf = (path: string): Port[] =>
+    simulate.listen === false ? [] : ((apps.find((app) => app.entryRelativePath === path)?.ports ?? []) as Port[]);
+  const isEntry = (path: string) => apps.some((app) => app.entryRelativePath === path);
+  return {
+    ...body,
+    bundle: {
+      ...body.bundle,
+      files: body.bundle.files.map((file) =>
+        isEntry(file.relativePath) ? { ...file, contents: `${file.contents}${standinManifest(simulate, portsOf(file.relativePath))}` } : file,
+      ),
+    },
+    // A registry name that resolves nowhere: the kubelet's pull fails and backs off, as with the simulator's `image-pull: fail`.
+    config: { ...body.config, image: pullFails ? "registry.invalid/nonexistent:1" : real.kernelImage },
+  } as Parameters<RunnerClient["createSession"]>[0];
 }

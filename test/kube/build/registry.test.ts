@@ -1,5 +1,5 @@
 /**
- * The existence check of the build path against a real registry (docker-registry on loopback):
+ * The existence check of the build path against a real registry (distribution's registry on loopback):
  * a pushed tag is reused without a build Job, anything else — a missing tag, refused or absent
  * credentials, an unreachable registry — builds. Credentials are tried as Basic, and through the
  * registry's token service when it answers with a Bearer challenge. Builds run in the simulated

@@ -1,22 +1,23 @@
 /**
- * A real OCI registry on loopback for the build path's existence check: Debian's
- * `docker-registry` (CNCF distribution 2.8) with filesystem storage in a temp directory, and
- * a minimal image push over the registry HTTP API v2 (blob upload POST + PUT, manifest PUT).
+ * A real OCI registry on loopback for the build path's existence check: CNCF distribution's
+ * `registry`, built from its Go module by test/support/provision.ts, with filesystem storage in
+ * a temp directory, and a minimal image push over the registry HTTP API v2 (blob upload POST +
+ * PUT, manifest PUT).
  *
- * Nothing is skipped when the binary is missing: the tests fail and say how to install it.
+ * Nothing is skipped when the binary is missing: the tests fail and say how to get it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { fetch } from "undici";
+import { inject } from "vitest";
 import { stringify } from "yaml";
 import { tarArchive } from "../../../src/kube/bundle-archive.ts";
 import { freePort } from "../../support/ports.ts";
 
-const BINARY = "/usr/bin/docker-registry";
 
 /**
  * A user for registries started with `htpasswd`: distribution reads bcrypt entries only, and
@@ -45,15 +46,10 @@ export interface TestRegistry {
   stop(): Promise<void>;
 }
 
-async function requireBinary(): Promise<void> {
-  try {
-    await access(BINARY);
-  } catch {
-    throw new Error(
-      `${BINARY} is missing: these tests run a real registry. Install it with ` +
-        "`apt-get update && apt-get install -y docker-registry` (Debian/Ubuntu).",
-    );
-  }
+function registryBinary(): string {
+  const binary = inject("registryBinary");
+  if ("missing" in binary) throw new Error(binary.missing);
+  return binary.path;
 }
 
 function sha256(data: Buffer): string {
@@ -68,7 +64,7 @@ async function expectStatus(response: Awaited<ReturnType<typeof fetch>>, expecte
 /** Waits until the registry answers on /v2/ (200, or 401 when it authenticates), or it exits. */
 async function waitUntilServing(url: string, child: ChildProcess, output: () => string): Promise<void> {
   const exited = new Promise<never>((_, reject) => {
-    child.once("exit", (code, signal) => reject(new Error(`docker-registry exited (${code ?? signal}) before serving: ${output()}`)));
+    child.once("exit", (code, signal) => reject(new Error(`registry exited (${code ?? signal}) before serving: ${output()}`)));
   });
   const serving = (async () => {
     for (let attempt = 0; ; attempt++) {
@@ -79,7 +75,7 @@ async function waitUntilServing(url: string, child: ChildProcess, output: () => 
       } catch {
         // not listening yet
       }
-      if (attempt > 300) throw new Error(`docker-registry did not serve ${url}/v2/ within 15s: ${output()}`);
+      if (attempt > 300) throw new Error(`the registry did not serve ${url}/v2/ within 15s: ${output()}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();
@@ -87,7 +83,7 @@ async function waitUntilServing(url: string, child: ChildProcess, output: () => 
 }
 
 export async function startRegistry(options: RegistryOptions = {}): Promise<TestRegistry> {
-  await requireBinary();
+  const binary = registryBinary();
   const dir = await mkdtemp(join(tmpdir(), "telo-registry-"));
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
@@ -112,7 +108,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
   };
   await writeFile(join(dir, "config.yml"), stringify(config));
 
-  const child = spawn(BINARY, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(binary, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);

@@ -1,5 +1,5 @@
 /**
- * A registry token service for docker-registry's `token` auth provider, on loopback: it checks
+ * A registry token service for the registry's `token` auth provider, on loopback: it checks
  * Basic credentials and answers `{"token": <JWT>}` granting the requested repository scope.
  *
  * distribution verifies a token against `rootcertbundle`, so the signing key needs an X.509

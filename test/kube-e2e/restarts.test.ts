@@ -1,0 +1,97 @@
+/**
+ * The runner's processes killed or restarted under live sessions (issue #4, "What must be
+ * true"): nothing is lost with the api process, a SIGKILLed supervisor re-adopts its sessions
+ * from their pods, and pods no record explains are reaped at boot. Runs on the simulated cluster
+ * in `npm test` and on the real one in `npm run test:cluster`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
+import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+
+describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
+  let runner: ClusterRunner;
+  beforeAll(async () => {
+    runner = await startClusterRunner();
+  });
+  afterAll(async () => {
+    // No test may leave a pod behind.
+    await waitFor("every pod to be gone", async () => (await runner.sessionPods()).length === 0 || undefined, 60_000);
+    await runner?.close();
+  });
+
+  const running = async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody());
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    return sessionId;
+  };
+  const stopAndWaitGone = async (sessionId: string) => {
+    await runner.client.deleteSession(sessionId);
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, 60_000);
+  };
+
+  it("loses nothing when the api process is killed", async () => {
+    const sessionId = await running();
+    await runner.stopApi("SIGKILL");
+    await runner.startApi();
+    expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
+    await stopAndWaitGone(sessionId);
+  });
+
+  it("re-adopts a live session after the supervisor is killed with SIGKILL", async () => {
+    const sessionId = await running();
+    const before = await runner.client.getSession(sessionId);
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("one\r");
+    await framesUntilText(terminal, "one");
+
+    // A reader that reconnects across the restart keeps going.
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const item of runner.client.events(sessionId, { maxReconnectDelayMs: 300 })) {
+        seen.push("gap" in item ? "gap" : item.event.type === "status" ? `status:${item.event.status.kind}` : item.event.type);
+      }
+    })();
+    await waitFor("the reader to catch up", () => seen.includes("status:running") || undefined);
+
+    await runner.stopSupervisor("SIGKILL");
+    expect(await terminal.closed).toEqual({ code: 1011, reason: "supervisor unavailable" });
+    await runner.startSupervisor();
+
+    const after = await runner.client.getSession(sessionId);
+    expect(after).toMatchObject({ sessionId, createdAt: before.createdAt, mode: "run", status: { kind: "running" } });
+    const again = runner.client.terminal(sessionId);
+    await again.send("two\r");
+    expect(textOf(await framesUntilText(again, "two"))).toContain("two");
+    again.close();
+
+    await stopAndWaitGone(sessionId);
+    await reading;
+    expect(seen.slice(-1)).toEqual(["status:stopped"]);
+    expect(seen).toContain("gap");
+  });
+
+  it("reaps session pods no record explains, at boot", async () => {
+    await runner.core.createNamespacedPod({
+      namespace: SESSION_NAMESPACE,
+      body: {
+        metadata: { name: "stray", labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner" } },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [
+            {
+              name: "c",
+              image: "busybox",
+              resources: { limits: { cpu: "100m", memory: "64Mi" }, requests: { cpu: "100m", memory: "64Mi" } },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+            },
+          ],
+        },
+      },
+    });
+    await runner.stopSupervisor();
+    await runner.startSupervisor();
+    await waitFor("the stray pod to be reaped", async () => !(await runner.sessionPods()).includes("stray") || undefined);
+  });
+});
