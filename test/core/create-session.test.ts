@@ -94,7 +94,7 @@ describe("POST /v1/sessions", () => {
     const textual = await fetch(`${runner.baseUrl}/v1/sessions`, { method: "POST", headers: { "content-type": "text/plain" }, body: "hi" });
     expect(textual.status).toBe(415);
     const huge = { ...sessionBody(), bundle: { entryRelativePath: "a", files: [{ relativePath: "a", contents: "x".repeat(1_100_000) }] } };
-    const oversized = await post(runner, "/v1/sessions", huge);
+    const oversized = await post({ ...runner, baseUrl: runner.directUrl }, "/v1/sessions", huge);
     expect(oversized.status).toBe(413);
     expect(oversized.body).toMatchObject({ statusCode: 413, code: "FST_ERR_CTP_BODY_TOO_LARGE", error: "Payload Too Large" });
   });

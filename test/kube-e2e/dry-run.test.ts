@@ -5,9 +5,10 @@
  * accept it. Runs on the simulated cluster in `npm test` and on the real one in
  * `npm run test:cluster`.
  */
-import { BatchV1Api, CustomObjectsApi, NetworkingV1Api, type V1ConfigMap, type V1Ingress, type V1Job, type V1Pod, type V1Service } from "@kubernetes/client-node";
+import { BatchV1Api, CustomObjectsApi, NetworkingV1Api, NodeV1Api, type V1ConfigMap, type V1Ingress, type V1Job, type V1Pod, type V1Service } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClusterRunner, ON_REAL_CLUSTER, startClusterRunner } from "../support/kube-runner.ts";
+import { FULL_SETTINGS } from "../kube/fixtures.ts";
 import { type BuiltObject, builtObjects } from "../kube/specs/builder-matrix.ts";
 
 const DRY = { dryRun: "All", fieldValidation: "Strict" } as const;
@@ -22,6 +23,13 @@ describe(`builder objects dry-run created on the ${ON_REAL_CLUSTER ? "real" : "s
       .catch((error: { code?: number }) => {
         if (error.code !== 409) throw error;
       });
+    // The RuntimeClass the full settings name exists, as an operator who sets RUNNER_RUNTIME_CLASS
+    // has made it (the real cluster's fixture makes its own); a missing one is refused (403).
+    if (!ON_REAL_CLUSTER) {
+      await runner.kubeConfig
+        .makeApiClient(NodeV1Api)
+        .createRuntimeClass({ body: { metadata: { name: FULL_SETTINGS.runtimeClass }, handler: "runsc" } });
+    }
   });
   afterAll(async () => {
     await runner?.close();

@@ -105,7 +105,11 @@ export async function startAnswerTap(upstreamPort: number, document: unknown): P
       },
     );
     // The api going away looks to the client as it would without the tap: a dropped connection.
-    upstream.on("error", () => response.destroy());
+    // An api that answered before reading the whole body (a 413) closes its side while the tap
+    // still sends: that answer is relayed, not cut.
+    upstream.on("error", () => {
+      if (!response.headersSent) response.destroy();
+    });
     response.on("close", () => upstream.destroy());
     request.pipe(upstream);
   };

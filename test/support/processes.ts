@@ -58,6 +58,11 @@ export function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signal
 export type RunnerUnderTest = {
   /** The api as the tests reach it: through the answer tap, which holds each answer to the OpenAPI document. */
   baseUrl: string;
+  /**
+   * The api itself, without the tap: for an answer given before the request was read to its end
+   * (a 413), whose reset of the connection can reach the tap before the answer does.
+   */
+  directUrl: string;
   answers: AnswerTap;
   client: RunnerClient;
   socketPath: string;
@@ -88,6 +93,7 @@ export async function startRunner(options: { env?: Record<string, string>; clien
 
   const runner: RunnerUnderTest = {
     baseUrl,
+    directUrl: `http://127.0.0.1:${port}`,
     answers,
     client,
     socketPath,
