@@ -78,15 +78,19 @@ describe(`run sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`
     await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
 
-  it("names what the pod waits on when the start deadline passes during a slow bundle fetch (issue 9 bug 2)", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "run-ms.body-fetch": 60_000 }));
-    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
-    expect(end).toEqual({
-      type: "status",
-      status: { kind: "failed", message: 'start: pod did not reach Running within the start deadline (init container "body-fetch" still running)' },
+  // Simulator-only: on the real node the bundle fetch is busybox wget against the runner's own
+  // listener, which nothing here can slow down; only `config.simulate` can hold an init container.
+  if (!ON_REAL_CLUSTER) {
+    it("names what the pod waits on when the start deadline passes during a slow bundle fetch (issue 9 bug 2)", async () => {
+      const { sessionId } = await runner.client.createSession(kubeSessionBody({ "run-ms.body-fetch": 60_000 }));
+      const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+      expect(end).toEqual({
+        type: "status",
+        status: { kind: "failed", message: 'start: pod did not reach Running within the start deadline (init container "body-fetch" still running)' },
+      });
+      await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
     });
-    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
-  });
+  }
 
   it("reports an OOM kill", async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ oom: true, "run-ms": 300 }));
