@@ -98,7 +98,6 @@ export class PodWatcher {
       for (const name of [...this.#pods.keys()]) if (!seen.has(name)) this.#apply(name, undefined);
       this.#resourceVersion = list.metadata?.resourceVersion;
       this.#resolveReady();
-      this.#backoffMs = this.options.minBackoffMs ?? 500;
       await this.#watch();
     } catch (error) {
       this.log.warn("listing session pods failed; retrying", { status: httpStatusOf(error) });
@@ -110,17 +109,23 @@ export class PodWatcher {
     if (this.#stopped) return;
     const serial = ++this.#watchSerial;
     const timeoutSeconds = Math.round((this.options.watchTimeoutSeconds ?? 300) * (0.8 + Math.random() * 0.2));
-    const ended = (needsRelist: boolean) => {
+    /**
+     * A clean end resumes at once and a 410 relists at once; a watch the apiserver refused
+     * relists after the backoff, which only a watch that delivered an event resets, so a watch
+     * refused at every try (403, 500) cannot spin list after list.
+     */
+    const ended = (how: "clean" | "expired" | "failed") => {
       // Only the current watch may schedule the next one.
       if (serial !== this.#watchSerial || this.#stopped) return;
-      podWatchRestarted(needsRelist ? "relist" : "resume");
+      podWatchRestarted(how === "clean" ? "resume" : "relist");
       this.#watchSerial += 1;
       clearTimeout(this.#inactivity);
       this.#abort?.abort();
-      if (needsRelist) this.#scheduleRetry(() => this.#relist(), 0);
-      else this.#scheduleRetry(() => this.#watch(), 0);
+      if (how === "clean") this.#scheduleRetry(() => this.#watch(), 0);
+      else if (how === "expired") this.#scheduleRetry(() => this.#relist(), 0);
+      else this.#scheduleRetry(() => this.#relist());
     };
-    this.#armInactivity(() => ended(false));
+    this.#armInactivity(() => ended("clean"));
     try {
       this.#abort = await this.api.watch.watch(
         `/api/v1/namespaces/${this.options.namespace}/pods`,
@@ -132,9 +137,10 @@ export class PodWatcher {
         },
         (type: string, object: V1Pod & { code?: number }) => {
           if (serial !== this.#watchSerial) return;
-          this.#armInactivity(() => ended(false));
+          this.#armInactivity(() => ended("clean"));
           // An in-stream ERROR (410 Gone or any other) invalidates the version: relist.
-          if (type === "ERROR") return ended(true);
+          if (type === "ERROR") return ended("expired");
+          this.#backoffMs = this.options.minBackoffMs ?? 500;
           const version = object.metadata?.resourceVersion;
           if (version) this.#resourceVersion = version;
           if (type === "BOOKMARK") return;
@@ -142,11 +148,10 @@ export class PodWatcher {
           if (name) this.#apply(name, type === "DELETED" ? undefined : object);
         },
         (error: unknown) => {
-          if (error && httpStatusOf(error) !== 410) {
-            this.log.warn("session pod watch failed; resuming", { status: httpStatusOf(error) });
-          }
-          // A clean end resumes from the last version; 410 or any error relists.
-          ended(Boolean(error));
+          if (!error) return ended("clean");
+          if (httpStatusOf(error) === 410) return ended("expired");
+          this.log.warn("session pod watch failed; relisting", { status: httpStatusOf(error), retryInMs: this.#backoffMs });
+          ended("failed");
         },
       );
     } catch (error) {
