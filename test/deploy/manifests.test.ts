@@ -419,7 +419,7 @@ describe("containers the runner creates under the installed configuration", () =
       ttlSeconds: 21600,
       nameSuffix: "mihq0x2o1",
       workspaceConfigMap: "telo-workspace-app-0123456789ab",
-      agent: { name: "agent", image: "ghcr.io/acme/agent:2.0.0", env: {}, port: 7681 },
+      agent: { name: "agent", image: "ghcr.io/acme/agent:2.0.0", env: {}, pullPolicy: "missing", port: 7681 },
     }),
     "build job pod": buildJob({
       build: config.build!,

@@ -22,21 +22,14 @@ import {
   sessionPodMetadata,
   type SessionFacts,
 } from "./pod-common.ts";
-import type { PullPolicy, ResolvedApp } from "../../contract/wire.ts";
+import type { CatalogEntry } from "../../config/apps-catalog.ts";
+import type { ResolvedApp } from "../../contract/wire.ts";
 
 export const WORKSPACE_PORT = 8099;
 /** App i's inspector listens on 9230 + i: the containers share one network namespace. */
 export const WATCH_INSPECT_BASE_PORT = 9230;
 const WORKSPACE_APP_DIR = "/opt/telo-workspace";
 
-/** The resolved catalog entry of the co-resident agent. */
-export interface AgentEntry {
-  name: string;
-  image: string;
-  env: Record<string, string>;
-  pullPolicy?: PullPolicy;
-  port?: number;
-}
 
 export interface WatchPodInput {
   session: SessionFacts;
@@ -53,7 +46,8 @@ export interface WatchPodInput {
   nameSuffix: string;
   /** `workspaceConfigMapName(manifest)`, ensured before the pod is created. */
   workspaceConfigMap: string;
-  agent?: AgentEntry;
+  /** The co-resident agent's resolved catalog entry. */
+  agent?: CatalogEntry;
 }
 
 /** Per-container scratch space: one emptyDir each, split by subPath so containers do not share. */
@@ -126,7 +120,7 @@ function workspaceContainer(input: WatchPodInput): V1Container {
 }
 
 /** The image's own entrypoint; pod-level runAsNonRoot and uid 1000 constrain it too. */
-function agentContainer(agent: AgentEntry, limits: Ceilings): V1Container {
+function agentContainer(agent: CatalogEntry, limits: Ceilings): V1Container {
   return {
     name: "agent",
     image: agent.image,

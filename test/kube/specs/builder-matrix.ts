@@ -3,6 +3,7 @@
  * one enumeration the schema and Pod Security checks (admission-matrix.test.ts) and the
  * server-side dry runs on both clusters (test/kube-e2e/dry-run.test.ts) walk.
  */
+import type { CatalogEntry } from "../../../src/config/apps-catalog.ts";
 import type { SessionPodSettings } from "../../../src/config/kube.ts";
 import type { PortMapping, ResolvedApp } from "../../../src/contract/wire.ts";
 import { appPod } from "../../../src/kube/specs/app-pod.ts";
@@ -11,7 +12,7 @@ import { sessionHttpRoutes } from "../../../src/kube/specs/http-route.ts";
 import { sessionIngress } from "../../../src/kube/specs/ingress.ts";
 import { runPod } from "../../../src/kube/specs/run-pod.ts";
 import { sessionService } from "../../../src/kube/specs/service.ts";
-import { watchPod, type AgentEntry } from "../../../src/kube/specs/watch-pod.ts";
+import { watchPod } from "../../../src/kube/specs/watch-pod.ts";
 import { workspaceConfigMap } from "../../../src/kube/specs/workspace-configmap.ts";
 import { APP_LIMITS, CREATED_AT, FULL_SETTINGS, PLAIN_SETTINGS, RUN_LIMITS, runSession, SESSION_ID } from "../fixtures.ts";
 
@@ -53,10 +54,10 @@ const APP_SETS: Record<string, ResolvedApp[]> = {
     { name: "worker", entryRelativePath: "worker/telo.yaml", ports: [], io: "streams" },
   ],
 };
-const AGENTS: Record<string, AgentEntry | undefined> = {
+const AGENTS: Record<string, CatalogEntry | undefined> = {
   "no agent": undefined,
   "agent with a port": { name: "claude", image: "ghcr.io/acme/agent:2.0.0", env: { KEY: "v" }, pullPolicy: "always", port: 7681 },
-  "agent without a port": { name: "helper", image: "ghcr.io/acme/helper:1", env: {} },
+  "agent without a port": { name: "helper", image: "ghcr.io/acme/helper:1", env: {}, pullPolicy: "missing" },
 };
 
 /**

@@ -1,6 +1,7 @@
+import type { CatalogEntry } from "../../../src/config/apps-catalog.ts";
 import { describe, expect, it } from "vitest";
 import { parseSessionRecord } from "../../../src/kube/specs/session-record.ts";
-import { watchPod, type AgentEntry, type WatchPodInput } from "../../../src/kube/specs/watch-pod.ts";
+import { watchPod, type WatchPodInput } from "../../../src/kube/specs/watch-pod.ts";
 import {
   APP_LIMITS,
   CREATED_AT,
@@ -47,7 +48,7 @@ const TWO_APPS: SessionFacts["apps"] = [
   { name: "worker", entryRelativePath: "worker/telo.yaml", ports: [], io: "streams" },
 ];
 
-const AGENT: AgentEntry = {
+const AGENT: CatalogEntry = {
   name: "claude",
   image: "ghcr.io/acme/agent:2.0.0",
   env: { AGENT_TOKEN: "operator-secret" },
