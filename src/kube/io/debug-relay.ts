@@ -9,30 +9,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import * as v from "valibot";
+import { SseParser } from "../../contract/sse.ts";
 import { type DebugFrame, DebugFrameSchema } from "../../contract/wire.ts";
 
 const DEFAULT_RETRY_MS = 500;
-
-/** One SSE block's fields as the kernel writes them. */
-interface SseBlock {
-  data: string | undefined;
-  id: string | undefined;
-}
-
-/**
- * Field lines of one block. Unlike the SSE standard, which strips one space, all leading
- * whitespace after the colon is dropped, as the reference relay does; comment lines start with
- * `:` and carry no field.
- */
-function parseBlock(block: string): SseBlock {
-  const data: string[] = [];
-  let id: string | undefined;
-  for (const line of block.split("\n")) {
-    if (line.startsWith("data:")) data.push(line.slice("data:".length).trimStart());
-    else if (line.startsWith("id:")) id = line.slice("id:".length).trim();
-  }
-  return { data: data.length > 0 ? data.join("\n") : undefined, id };
-}
 
 /** The frame a block's data carries, or undefined for anything that is not a JSON frame object. */
 function frameOf(data: string): DebugFrame | undefined {
@@ -49,34 +29,10 @@ function frameOf(data: string): DebugFrame | undefined {
 }
 
 /**
- * The longest block kept while waiting for its end. The stream comes from a sandboxed pod: a
- * block that never ends must not grow the supervisor's memory without bound.
+ * The longest event kept while waiting for its end. The stream comes from a sandboxed pod: an
+ * event that never ends must not grow the supervisor's memory without bound.
  */
 export const MAX_BLOCK_CHARS = 1024 * 1024;
-
-/** Cuts complete blocks (ended by a blank line) off the text received so far. */
-class BlockSplitter {
-  private buffer = "";
-  /** Inside an oversized block: everything up to its end is dropped. */
-  private discarding = false;
-
-  push(text: string): string[] {
-    // CRLF line ends are normalised on the whole buffer so a `\r` at a chunk's end still pairs up.
-    this.buffer = (this.buffer + text).replace(/\r\n/g, "\n");
-    const blocks = this.buffer.split("\n\n");
-    this.buffer = blocks.pop() ?? "";
-    if (this.discarding && blocks.length > 0) {
-      blocks.shift();
-      this.discarding = false;
-    }
-    if (this.discarding || this.buffer.length > MAX_BLOCK_CHARS) {
-      this.discarding = true;
-      // The last two characters may begin the blank line that ends the oversized block.
-      this.buffer = this.buffer.slice(-2);
-    }
-    return blocks;
-  }
-}
 
 /**
  * What survives a reconnect: the id of the last frame handed on, and for streams without `id:`
@@ -137,14 +93,14 @@ async function followOnce(url: string, onFrame: (frame: DebugFrame) => void, sig
     return;
   }
   const decoder = new TextDecoder();
-  const splitter = new BlockSplitter();
+  // All leading whitespace of a value is dropped, as the reference relay does.
+  const parser = new SseParser({ valueStart: "trimStart", maxEventChars: MAX_BLOCK_CHARS });
   const replays = new ReplayFilter(state);
   for await (const chunk of body) {
-    for (const block of splitter.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+    for (const { data, id } of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
       if (signal.aborted) return;
-      const { data, id } = parseBlock(block);
-      const frame = data === undefined ? undefined : frameOf(data);
-      if (frame === undefined || data === undefined) continue;
+      const frame = frameOf(data);
+      if (frame === undefined) continue;
       // A stream with ids resumes after the last one; only an id-less one replays.
       if (id === undefined) {
         if (replays.replayed(data)) continue;
