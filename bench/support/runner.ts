@@ -150,6 +150,13 @@ export async function residentBytes(pid: number): Promise<number> {
 export function podCopy(pod: V1Pod, name: string): V1Pod {
   const spec = structuredClone(pod.spec!);
   delete spec.nodeName;
+  // The bundle fetch spends the session's single-use token, which the runner's own pod already
+  // spent; the copy's init containers keep their place and cost but do nothing (the simulated
+  // cluster runs their command lines for real).
+  for (const init of spec.initContainers ?? []) {
+    init.command = ["true"];
+    delete init.args;
+  }
   return {
     apiVersion: "v1",
     kind: "Pod",
