@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/ports.ts";
 import { capturedStderr } from "../support/processes.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";
-import { type Processes, openSocket, postJson, sessionBody, startProcesses } from "./support.ts";
+import { type Processes, openSocket, postJson, startProcesses } from "./support.ts";
+import { sessionBody } from "../support/session-body.ts";
 import { SlidingWindowLimit } from "../../src/api/rate-limit.ts";
 import { tokenMatches } from "../../src/api/access.ts";
 
@@ -36,7 +37,7 @@ describe("RUNNER_API_TOKEN", () => {
   });
 
   it("serves every route with the bearer token, streams also with ?access_token=", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const events = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events?access_token=${TOKEN}`);
     expect(events.status).toBe(200);
@@ -54,7 +55,7 @@ describe("RUNNER_API_TOKEN", () => {
   });
 
   it("never writes the token or an env value to a log line", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody({}, { env: { API_KEY: "env-value-never-logged" } }) as never);
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: {} }, { env: { API_KEY: "env-value-never-logged" } }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     await runner.client.deleteSession(sessionId);
     const logs = capturedStderr(runner.api()) + capturedStderr(runner.supervisor());

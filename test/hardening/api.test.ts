@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capturedStderr } from "../support/processes.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";
-import { type Processes, openSocket, postJson, sessionBody, startProcesses } from "./support.ts";
+import { type Processes, openSocket, postJson, startProcesses } from "./support.ts";
+import { sessionBody } from "../support/session-body.ts";
 
 describe("api hardening", () => {
   let runner: Processes;
@@ -15,7 +16,7 @@ describe("api hardening", () => {
   afterAll(() => runner.close());
 
   it("closes a terminal that sends a frame over 1 MiB with 1009, and logs no ReferenceError (bugs 3, 10)", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const { socket, closed } = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${sessionId}/io`, { origin: "http://allowed.example" });
     socket.send(Buffer.alloc(1024 * 1024 + 1, 0x61));
@@ -32,7 +33,7 @@ describe("api hardening", () => {
 
   it("answers 400 for 10,000 levels of nesting inside config (bug 4)", async () => {
     const deep = `${"[".repeat(10_000)}${"]".repeat(10_000)}`;
-    const text = JSON.stringify(sessionBody()).replace(`"script":{}`, `"script":{},"deep":${deep}`);
+    const text = JSON.stringify(sessionBody({ script: {} })).replace(`"script":{}`, `"script":{},"deep":${deep}`);
     const response = await postJson(runner.baseUrl, "/v1/sessions", text);
     expect(response.status).toBe(400);
     expect(((await response.json()) as { message: string }).message).toMatch(/nested more than 64 levels/);
@@ -44,14 +45,14 @@ describe("api hardening", () => {
     [{ "": "x" }, "body/env/ must have property names"],
     [{ "A\u0000": "x" }, "must have property names"],
   ])("refuses env %j, which a real apiserver would (bug 10)", async (env, message) => {
-    const response = await postJson(runner.baseUrl, "/v1/sessions", sessionBody({}, { env }));
+    const response = await postJson(runner.baseUrl, "/v1/sessions", sessionBody({ script: {} }, { env }));
     expect(response.status).toBe(400);
     expect(((await response.json()) as { message: string }).message).toContain(message);
   });
 
   it("refuses NUL bytes and directory paths in a bundle with 400 at create (bug 8)", async () => {
     for (const relativePath of ["..\u0000", "telo.yaml\u0000.bak", "./"]) {
-      const body = sessionBody({}, { bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "" }, { relativePath, contents: "" }] } });
+      const body = sessionBody({ script: {} }, { bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "" }, { relativePath, contents: "" }] } });
       const response = await postJson(runner.baseUrl, "/v1/sessions", body);
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: string }).error).toBe("invalid_bundle");
@@ -59,7 +60,7 @@ describe("api hardening", () => {
   });
 
   it("sends vary: Origin once on the event stream (bug 10)", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    const { sessionId } = await runner.client.createSession(sessionBody());
     const abort = new AbortController();
     const response = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events`, { headers: { origin: "http://allowed.example" }, signal: abort.signal });
     expect(response.headers.get("vary")).toBe("Origin");
@@ -77,7 +78,7 @@ describe("api hardening", () => {
 
   it("keeps a backend's own words out of a 500 stop_failed (bug 7)", async () => {
     const secret = "HTTP-Code: 500 Headers: {\"audit-id\":\"b7d1\"} Body: serviceaccount telo-k8s-runner";
-    const { sessionId } = await runner.client.createSession(sessionBody({ stopError: secret }) as never);
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { stopError: secret } }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const response = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}`, { method: "DELETE" });
     expect(response.status).toBe(500);

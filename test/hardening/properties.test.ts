@@ -16,7 +16,8 @@ import { normaliseRelativePath } from "../../src/contract/paths.ts";
 import { INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
 import { tarArchive } from "../../src/kube/bundle-archive.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";
-import { type Processes, openSocket, sessionBody, startProcesses } from "./support.ts";
+import { type Processes, openSocket, startProcesses } from "./support.ts";
+import { sessionBody } from "../support/session-body.ts";
 
 /** Statuses the contract documents for bad input (and the successes of good input). */
 const DOCUMENTED = new Set([200, 201, 202, 204, 400, 401, 403, 404, 409, 413, 415, 422, 428, 429]);
@@ -112,7 +113,7 @@ describe("generated bad input", { timeout: 600_000 }, () => {
   });
 
   it("answers any id, cursor and header on the read routes with a documented status", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    const { sessionId } = await runner.client.createSession(sessionBody());
     const id = fc.oneof(fc.constant(sessionId), fc.string({ maxLength: 30 }), fc.string({ unit: "binary", maxLength: 12 }));
     const cursor = fc.oneof(fc.string({ maxLength: 12 }), fc.integer().map(String), fc.constantFrom("-1", "1e3", "18446744073709551616", " 3 "));
     const headerValue = fc.string({ maxLength: 40 }).map((value) => value.replace(/[^\x20-\x7e]/g, ""));
@@ -131,7 +132,7 @@ describe("generated bad input", { timeout: 600_000 }, () => {
   });
 
   it("closes a terminal fed arbitrary frames only with a documented code, and keeps both processes up", async () => {
-    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const frame = fc.oneof(
       fc.uint8Array({ maxLength: 256 }).map((bytes) => Buffer.from(bytes)),
@@ -167,7 +168,7 @@ describe("generated bad input", { timeout: 600_000 }, () => {
       }),
       { numRuns: 800 },
     );
-    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     await fc.assert(
       fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 6 }), async (chunks) => {

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { eventsUntil, isStatus } from "../support/streams.ts";
-import { type Processes, exitOf, openSocket, sessionBody, startProcesses } from "./support.ts";
+import { type Processes, exitOf, openSocket, startProcesses } from "./support.ts";
+import { sessionBody } from "../support/session-body.ts";
 
 let runner: Processes | undefined;
 afterEach(async () => {
@@ -16,10 +17,10 @@ afterEach(async () => {
 describe("shutdown", () => {
   it("a supervisor with an open terminal to a failed session still exits on SIGTERM (issue 9, bug 1)", async () => {
     runner = await startProcesses();
-    const { sessionId } = await runner.client.createSession(sessionBody({ startDelayMs: 200, startError: { stage: "start", message: "pod never started" } }) as never);
+    const { sessionId } = await runner.client.createSession(sessionBody({ script: { startDelayMs: 200, startError: { stage: "start", message: "pod never started" } } }));
     const { closed } = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${sessionId}/io`);
     await eventsUntil(runner.client, sessionId, isStatus("failed"));
-    const running = await runner.client.createSession(sessionBody() as never);
+    const running = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, running.sessionId, isStatus("running"));
     const open = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${running.sessionId}/io`);
     const supervisor = runner.supervisor();
@@ -33,7 +34,7 @@ describe("shutdown", () => {
 
   it("the api closes terminals with 1012, ends event streams and exits 0 on SIGTERM", async () => {
     runner = await startProcesses();
-    const { sessionId } = await runner.client.createSession(sessionBody() as never);
+    const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const terminal = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${sessionId}/io`);
     const events = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events`);

@@ -85,15 +85,6 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
   });
 }
 
-export function sessionBody(script: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}) {
-  return {
-    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
-    env: {},
-    config: { image: "telorun/node:test", pullPolicy: "missing", script },
-    ...overrides,
-  };
-}
-
 export async function postJson(baseUrl: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
 }
