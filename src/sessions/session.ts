@@ -169,8 +169,11 @@ export class Session {
    * Makes a suspended session startable again: a fresh stop signal, its apps' next runs
    * triggered by the resume, and the bundle rebuilt from the checkpoint.
    */
-  prepareResume(checkpoint: Checkpoint): void {
+  prepareResume(checkpoint: Checkpoint, now: number): void {
     this.setNextTrigger("resume");
+    // A resumed session gets a whole idle window for its client to come back, not what was
+    // left of the one that suspended it.
+    if (this.subscribers === 0) this.idleSince = now;
     this.#workload = undefined;
     this.#userStopped = false;
     this.#stopRequested = new AbortController();

@@ -104,7 +104,7 @@ export class WatchSurface {
     if (!session.checkpoint) {
       throw new Problem("conflict", "no_checkpoint", `session '${id}' has no checkpoint to resume from`);
     }
-    session.prepareResume(session.checkpoint);
+    session.prepareResume(session.checkpoint, Date.now());
     this.launcher.emitStatus(session, { kind: "starting" });
     void this.launcher.launch(session);
     return { sessionId: id };

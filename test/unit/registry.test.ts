@@ -120,3 +120,12 @@ describe("Session output", () => {
     expect(target.soleApp?.name).toBe("web");
   });
 });
+
+describe("Session", () => {
+  it("gives a resumed session a whole idle window from the resume", () => {
+    const resumed = session();
+    resumed.idleSince = 1_000;
+    resumed.prepareResume({ files: [], at: 1_000 }, 90_000);
+    expect(resumed.idleSince).toBe(90_000);
+  });
+});
