@@ -5,6 +5,7 @@
  * the process-level tests and the benchmarks all start their cluster through here.
  */
 import { CoreV1Api } from "@kubernetes/client-node";
+import { loadLocalClusterLayout } from "./config/kube.ts";
 import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "./sim/index.ts";
 
 export type LocalCluster = {
@@ -14,9 +15,8 @@ export type LocalCluster = {
 };
 
 export async function startLocalCluster(env: NodeJS.ProcessEnv, options: SimulatedClusterOptions = {}): Promise<LocalCluster> {
+  const { sessionNamespace, buildNamespace, bundlePort } = loadLocalClusterLayout(env);
   const cluster = await startSimulatedCluster(options);
-  const sessionNamespace = env.RUNNER_SESSION_NAMESPACE?.trim() || "telo-sessions";
-  const buildNamespace = env.RUNNER_BUILD_NAMESPACE?.trim() || "telo-builds";
   const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
   for (const [name, level] of [[sessionNamespace, "restricted"], [buildNamespace, "baseline"]] as const) {
     await core.createNamespace({
@@ -28,7 +28,7 @@ export async function startLocalCluster(env: NodeJS.ProcessEnv, options: Simulat
     cluster,
     env: {
       // Session pods fetch their bundle from the runner on this machine.
-      RUNNER_SELF_URL: `http://127.0.0.1:${env.RUNNER_BUNDLE_PORT?.trim() || "8063"}`,
+      RUNNER_SELF_URL: `http://127.0.0.1:${bundlePort}`,
       // Docker Hub is not the simulated cluster's business: offer the default image only.
       RUNNER_BASE_IMAGE_CATALOG_ENABLED: "false",
       ...defined,

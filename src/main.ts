@@ -12,7 +12,8 @@ import { loadConsoleConfig } from "./config/console.ts";
 import { startApiServer } from "./api/server.ts";
 import { clusterSource } from "./config/cluster-source.ts";
 import { loadCoreConfig } from "./config/core.ts";
-import { loadKubeConfig } from "./config/kube.ts";
+import { currentEnv } from "./config/environment.ts";
+import { loadKubeConfig, loadLocalClusterLayout } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
 import { ensurePrivateDirectory } from "./internal/socket-path.ts";
 import { PortInUseError, ephemeralPort } from "./launch/listen.ts";
@@ -26,7 +27,7 @@ const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 /** On one machine the api answers locally unless RUNNER_BIND_ADDRESS says otherwise. */
 const LOCAL_BIND_ADDRESS = "127.0.0.1";
 
-const env: NodeJS.ProcessEnv = { ...process.env };
+const env = currentEnv();
 let supervisor: ChildProcess | undefined;
 let simulated: LocalClusterProcess | undefined;
 let stopping = false;
@@ -54,7 +55,7 @@ const apiOptions = {
 };
 const wanted = core.port;
 const api = await startApiServer({ ...apiOptions, port: wanted }).catch(async (error: unknown) => {
-  if (!(error instanceof PortInUseError) || env.PORT !== undefined) return exitOnStartupRefusal(error);
+  if (!(error instanceof PortInUseError) || !core.portIsDefault) return exitOnStartupRefusal(error);
   const fallback = await startApiServer({ ...apiOptions, port: 0 }).catch(exitOnStartupRefusal);
   process.stderr.write(`port ${wanted} is taken (another runner?); this runner's api uses port ${fallback.port}\n`);
   return fallback;
@@ -65,7 +66,7 @@ if (!clusterSource(env)) {
   // Session pods of the simulated cluster fetch their bundle from RUNNER_SELF_URL, which the
   // local layout derives from RUNNER_BUNDLE_PORT; nothing outside this machine needs a fixed
   // port, so a free one is chosen (two runners started together never race for 8063).
-  env.RUNNER_BUNDLE_PORT ??= String(await ephemeralPort("0.0.0.0"));
+  if (exitOnConfigError(() => loadLocalClusterLayout(env)).bundlePortIsDefault) env.RUNNER_BUNDLE_PORT = String(await ephemeralPort("0.0.0.0"));
   simulated = await forkLocalCluster(env);
   Object.assign(env, simulated.env);
   process.stderr.write(

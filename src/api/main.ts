@@ -5,6 +5,7 @@
 import { loadConsoleConfig } from "../config/console.ts";
 import { dirname } from "node:path";
 import { loadCoreConfig } from "../config/core.ts";
+import { currentEnv } from "../config/environment.ts";
 import { exitOnConfigError } from "../config/startup.ts";
 import { ensurePrivateDirectory } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
@@ -16,8 +17,9 @@ import { startApiServer } from "./server.ts";
 /** The deployment's pod IP must be reachable by the Service; RUNNER_BIND_ADDRESS narrows it. */
 const DEFAULT_BIND_ADDRESS = "0.0.0.0";
 
-const config = exitOnConfigError(() => loadCoreConfig(process.env));
-const consoleConfig = exitOnConfigError(() => loadConsoleConfig(process.env));
+const env = currentEnv();
+const config = exitOnConfigError(() => loadCoreConfig(env));
+const consoleConfig = exitOnConfigError(() => loadConsoleConfig(env));
 const log = createLogger("api", config.logLevel);
 logProcessErrors(log);
 if (config.internalSocketIsDefault) await ensurePrivateDirectory(dirname(config.internalSocketPath)).catch(exitOnStartupRefusal);

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import * as v from "valibot";
+import { loadCliConfig } from "../config/cli.ts";
 import { PullPolicySchema } from "../contract/wire.ts";
 
 export const DEFAULT_URL = "http://localhost:8062";
@@ -125,7 +126,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
   if (rest.length < wanted.length) return { ok: false, message: `'${name}' needs <${wanted[rest.length]}>` };
   if (rest.length > wanted.length) return { ok: false, message: `unexpected argument '${rest[wanted.length]}'` };
 
-  const url = values.url ?? env.K8S_RUNNER_URL?.trim() ?? DEFAULT_URL;
+  const url = values.url ?? loadCliConfig(env).runnerUrl ?? DEFAULT_URL;
   if (!v.is(UrlSchema, url)) return { ok: false, message: `--url ${JSON.stringify(url)}: expected an http(s) URL` };
   const options: GlobalOptions = { url, json: values.json ?? false, acceptTerms: values["accept-terms"] };
 

@@ -3,6 +3,7 @@
  * line, runs one command on the typed client and exits with its code: the app's own for
  * `run` and `attach`, 1 for a runner or network error, 2 for a usage error.
  */
+import { currentEnv } from "../config/environment.ts";
 import { RunnerError } from "../client/index.ts";
 import { type Command, USAGE, parseCommandLine } from "./args.ts";
 import { BundleError } from "./bundle.ts";
@@ -48,7 +49,7 @@ function describe(error: unknown, url: string): string {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const parsed = parseCommandLine(argv, process.env);
+  const parsed = parseCommandLine(argv, currentEnv());
   if (!parsed.ok) {
     process.stderr.write(`k8s-runner: ${parsed.message}\n(k8s-runner --help lists the commands)\n`);
     return EXIT_USAGE;

@@ -58,6 +58,8 @@ export function loadCoreConfig(env: NodeJS.ProcessEnv) {
   const vars = parseEnv(coreEnvSchema, env);
   return {
     port: vars.PORT,
+    /** PORT unset: `npm start` may take a free port instead when 8062 is taken. */
+    portIsDefault: env.PORT === undefined,
     logLevel: vars.LOG_LEVEL,
     maxSessions: vars.RUNNER_MAX_SESSIONS,
     exitTtlMs: vars.RUNNER_EXIT_TTL_MS,

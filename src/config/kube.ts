@@ -186,18 +186,7 @@ export type Ceilings = ReturnType<typeof ceilings>;
 export type RoutingConfig = ReturnType<typeof routingConfig>;
 export type BaseImageCatalogConfig = ReturnType<typeof baseImageCatalogConfig>;
 export type BuildConfig = ReturnType<typeof buildConfig>;
-
-export type KubeRunnerConfig = KubeEnv & {
-  /** Bundle-fetch base URL (the RUNNER_BUNDLE_PORT listener), trailing `/`s stripped. */
-  RUNNER_SELF_URL: string;
-  sessionPods: SessionPodSettings;
-  runCeilings: Ceilings;
-  appCeilings: Ceilings;
-  routing: RoutingConfig;
-  baseImageCatalog: BaseImageCatalogConfig;
-  /** The image build path of §2.10; undefined when RUNNER_IMAGE_REPOSITORY is unset. */
-  build: BuildConfig | undefined;
-};
+export type KubeRunnerConfig = ReturnType<typeof loadKubeConfig>;
 
 const SELF_URL_REQUIRED =
   "RUNNER_SELF_URL env var is required. Set it to the runner's in-cluster base URL (e.g. http://k8s-runner.telo-runner.svc:8062) so session initContainers can fetch the bundle.";
@@ -210,7 +199,7 @@ function gatewayWithoutName(sessionNamespace: string): string {
 }
 
 /** Reads the backend's variables from `env`; every refusal is a ConfigError (exit 2). */
-export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeRunnerConfig {
+export function loadKubeConfig(env: NodeJS.ProcessEnv) {
   const parsed = parseEnv(kubeEnvSchema, env);
   const selfUrl = parsed.RUNNER_SELF_URL;
   if (!selfUrl) throw new ConfigError(SELF_URL_REQUIRED);
@@ -219,13 +208,40 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeRunnerConfig {
     if (!parsed.SESSION_GATEWAY_NAME) throw new ConfigError(gatewayWithoutName(parsed.RUNNER_SESSION_NAMESPACE));
   }
   return {
-    ...parsed,
-    RUNNER_SELF_URL: selfUrl,
+    /** Bundle-fetch base URL (the RUNNER_BUNDLE_PORT listener), trailing `/`s stripped. */
+    selfUrl,
+    bundlePort: parsed.RUNNER_BUNDLE_PORT,
+    /** The embedded simulated cluster of `npm start`: `config.simulate` becomes pod annotations. */
+    simulatedCluster: parsed.RUNNER_SIMULATED_CLUSTER,
+    startDeadlineMs: parsed.RUNNER_START_DEADLINE_SECONDS * 1000,
+    /** What the capabilities call this runner. */
+    identity: { displayName: parsed.RUNNER_DISPLAY_NAME, description: parsed.RUNNER_DESCRIPTION },
+    /** The image of a session whose config names none. */
+    defaultImage: parsed.RUNNER_IMAGE,
     sessionPods: sessionPodSettings(parsed),
     runCeilings: ceilings(parsed, "RUNNER_"),
     appCeilings: ceilings(parsed, "RUNNER_APP_"),
     routing: routingConfig(parsed),
     baseImageCatalog: baseImageCatalogConfig(parsed),
+    /** The image build path of §2.10; undefined when RUNNER_IMAGE_REPOSITORY is unset. */
     build: parsed.RUNNER_IMAGE_REPOSITORY ? buildConfig(parsed.RUNNER_IMAGE_REPOSITORY, parsed) : undefined,
+  };
+}
+
+const localClusterEnvSchema = v.pick(kubeEnvSchema, ["RUNNER_SESSION_NAMESPACE", "RUNNER_BUILD_NAMESPACE", "RUNNER_BUNDLE_PORT"]);
+
+/**
+ * What laying out the embedded simulated cluster needs, read before the runner's own config can
+ * load (RUNNER_SELF_URL is derived from the bundle port here): the namespaces to create and the
+ * port session pods fetch their bundle from, with the same defaults and checks as loadKubeConfig.
+ */
+export function loadLocalClusterLayout(env: NodeJS.ProcessEnv) {
+  const parsed = parseEnv(localClusterEnvSchema, env);
+  return {
+    sessionNamespace: parsed.RUNNER_SESSION_NAMESPACE,
+    buildNamespace: parsed.RUNNER_BUILD_NAMESPACE,
+    bundlePort: parsed.RUNNER_BUNDLE_PORT,
+    /** RUNNER_BUNDLE_PORT unset: `npm start` then picks a free port rather than 8063. */
+    bundlePortIsDefault: env.RUNNER_BUNDLE_PORT === undefined,
   };
 }

@@ -45,12 +45,12 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 
   return {
     describe: () => ({
-      displayName: config.RUNNER_DISPLAY_NAME,
-      description: config.RUNNER_DESCRIPTION,
+      displayName: config.identity.displayName,
+      description: config.identity.description,
       io: ["tty", "streams"],
       ports: true,
       config: {
-        imageDefault: config.RUNNER_IMAGE,
+        imageDefault: config.defaultImage,
         ...(options.picker && { imageEnum: options.picker.offered() }),
         enforced: true,
         pullPolicyDescription: PULL_POLICY_DESCRIPTION,
@@ -120,7 +120,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 /** A dry-run create of a pod naming RUNNER_RUNTIME_CLASS; see status/runtime-class.ts for what counts as missing. */
 async function readRuntimeClass(ctx: KubeContext, name: string): Promise<RuntimeClassVerdict> {
   const namespace = ctx.config.sessionPods.namespace;
-  const body = runtimeClassProbePod(name, ctx.config.RUNNER_INIT_IMAGE);
+  const body = runtimeClassProbePod(name, ctx.config.sessionPods.initImage);
   try {
     await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body, dryRun: "All" }), CALL_DEADLINE_MS, "the RuntimeClass check");
     return runtimeClassVerdict(name, undefined);

@@ -4,13 +4,12 @@
  * `npm start` brings up the embedded simulated cluster and says so.
  */
 import { KubeConfig } from "@kubernetes/client-node";
-import { type ClusterSource, clusterSource } from "../config/cluster-source.ts";
+import type { ClusterSource } from "../config/cluster-source.ts";
 
 export type { ClusterSource } from "../config/cluster-source.ts";
 
-/** The configured cluster, or undefined when none is configured. */
-export function configuredCluster(env: NodeJS.ProcessEnv): { kubeConfig: KubeConfig; source: ClusterSource } | undefined {
-  const source = clusterSource(env);
+/** The client of the configured cluster (src/config/cluster-source.ts says which), or undefined when none is. */
+export function configuredCluster(source: ClusterSource | undefined): { kubeConfig: KubeConfig; source: ClusterSource } | undefined {
   if (!source) return undefined;
   const kubeConfig = new KubeConfig();
   if (source === "in-cluster") kubeConfig.loadFromCluster();

@@ -2,10 +2,11 @@
  * Entry of the embedded simulated cluster's process (see local-cluster-process.ts): lays the
  * cluster out, tells the parent where it is, and ends on SIGTERM/SIGINT or with its parent.
  */
+import { currentEnv } from "../config/environment.ts";
 import { startLocalCluster } from "../local-cluster.ts";
 import { onParentGone } from "./parent.ts";
 
-const local = await startLocalCluster(process.env);
+const local = await startLocalCluster(currentEnv());
 process.send?.({ kind: "ready", url: local.cluster.url, kubeconfigPath: local.cluster.kubeconfigPath, env: local.env });
 
 let stopping = false;

@@ -4,7 +4,9 @@
  * then boot housekeeping (re-adopt or reap what an earlier process left) and the internal socket.
  */
 import { fetch } from "undici";
+import { clusterSource } from "../config/cluster-source.ts";
 import { loadCoreConfig } from "../config/core.ts";
+import { currentEnv } from "../config/environment.ts";
 import { loadKubeConfig } from "../config/kube.ts";
 import { exitOnConfigError } from "../config/startup.ts";
 import { kubeApi } from "../kube/api.ts";
@@ -26,12 +28,13 @@ import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
-const core = exitOnConfigError(() => loadCoreConfig(process.env));
-const kube = exitOnConfigError(() => loadKubeConfig(process.env));
+const env = currentEnv();
+const core = exitOnConfigError(() => loadCoreConfig(env));
+const kube = exitOnConfigError(() => loadKubeConfig(env));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
 
-const cluster = configuredCluster(process.env);
+const cluster = configuredCluster(clusterSource(env));
 if (!cluster) {
   process.stderr.write(
     "no Kubernetes cluster is configured (not in a pod, no KUBECONFIG, no ~/.kube/config). Use `npm start`, which runs the embedded simulated cluster, or point KUBECONFIG at a cluster.\n",
@@ -54,8 +57,8 @@ const picker = kube.baseImageCatalog.enabled ? new ImagePicker(kube.baseImageCat
 await picker?.refresh();
 picker?.startRefreshing();
 
-const bundles = new BundleStore(kube.RUNNER_SELF_URL);
-const bundleServer = await startBundleServer(bundles, kube.RUNNER_BUNDLE_PORT).catch(exitOnStartupRefusal);
+const bundles = new BundleStore(kube.selfUrl);
+const bundleServer = await startBundleServer(bundles, kube.bundlePort).catch(exitOnStartupRefusal);
 log.info("bundle listener ready", { port: bundleServer.port });
 
 const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, labelSelector: managedBySelector(kube.sessionPods.managedBy) }, log);
@@ -69,11 +72,11 @@ const backend = createKubeBackend(
     bundles,
     router: createRouter(decision, api, kube, log),
     builder: kube.build
-      ? new ImageBuilder({ api, build: kube.build, bundles, log, managedBy: kube.sessionPods.managedBy, initImage: kube.RUNNER_INIT_IMAGE })
+      ? new ImageBuilder({ api, build: kube.build, bundles, log, managedBy: kube.sessionPods.managedBy, initImage: kube.sessionPods.initImage })
       : undefined,
     log,
-    timings: { ...DEFAULT_KUBE_TIMINGS, startDeadlineMs: kube.RUNNER_START_DEADLINE_SECONDS * 1000 },
-    podAnnotations: kube.RUNNER_SIMULATED_CLUSTER ? simulatedBehaviourAnnotations : () => ({}),
+    timings: { ...DEFAULT_KUBE_TIMINGS, startDeadlineMs: kube.startDeadlineMs },
+    podAnnotations: kube.simulatedCluster ? simulatedBehaviourAnnotations : () => ({}),
   },
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { clusterEnvSchema } from "../../src/config/cluster-source.ts";
 import { consoleEnvSchema } from "../../src/config/console.ts";
 import { coreEnvSchema, loadCoreConfig } from "../../src/config/core.ts";
 import { kubeEnvSchema, loadKubeConfig } from "../../src/config/kube.ts";
@@ -10,6 +11,7 @@ const READ = new Set([
   ...Object.keys(coreEnvSchema.entries),
   ...Object.keys(kubeEnvSchema.entries),
   ...Object.keys(consoleEnvSchema.entries),
+  ...Object.keys(clusterEnvSchema.entries),
 ]);
 
 /**
@@ -41,6 +43,9 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_API_TOKEN: "optional access control; a Secret the operator adds (README Security)",
   RUNNER_BIND_ADDRESS: "default 0.0.0.0: the Service reaches the pod IP",
   RUNNER_CREATE_RATE_LIMIT: "optional; behind a proxy every client shares one address (README Security)",
+  KUBERNETES_SERVICE_HOST: "set by the kubelet in every pod: the runner then uses its service account",
+  KUBECONFIG: "outside a pod only; in the Deployment the service account is used",
+  HOME: "outside a pod only: where ~/.kube/config is looked for",
 };
 
 function wiredNames(objects: K8sObject[]): Set<string> {
@@ -87,7 +92,7 @@ describe("the Deployment's env and the variables the runner reads", () => {
     const kube = loadKubeConfig(env);
     expect(core.port).toBe(8062);
     expect(core.internalSocketPath).toBe("/run/k8s-runner/supervisor.sock");
-    expect(kube.RUNNER_BUNDLE_PORT).toBe(8063);
+    expect(kube.bundlePort).toBe(8063);
     if (overlay === "example") {
       expect(core.terms).toBeDefined();
       expect([...core.apps.keys()]).toEqual(["hello"]);

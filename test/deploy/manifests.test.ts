@@ -198,10 +198,10 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     expect(supervisor!.ports).toEqual([{ name: "bundles", containerPort: Number(env.RUNNER_BUNDLE_PORT), protocol: "TCP" }]);
     expect(byName.http).toMatchObject({ port: Number(env.PORT), targetPort: "http" });
     expect(byName.bundles).toMatchObject({ port: Number(env.RUNNER_BUNDLE_PORT), targetPort: "bundles" });
-    expect(config.RUNNER_SELF_URL).toBe(
+    expect(config.selfUrl).toBe(
       `http://${service.metadata.name}.${service.metadata.namespace}.svc:${byName.bundles!.port}`,
     );
-    expect(config.RUNNER_SESSION_NAMESPACE).toBe(SESSION_NS);
+    expect(config.sessionPods.namespace).toBe(SESSION_NS);
   });
 
   it("sets no variable to an empty string and no legacy variable", () => {
@@ -214,7 +214,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
   it("isolates session pods: namespace peers only, the runner reachable only on the bundle port", () => {
     const policy = one(objects, "NetworkPolicy", "telo-k8s-runner-sessions") as NetworkPolicy;
     expect(policy.metadata.namespace).toBe(SESSION_NS);
-    expect(policy.spec.podSelector.matchLabels).toEqual({ "app.kubernetes.io/managed-by": config.RUNNER_MANAGED_BY });
+    expect(policy.spec.podSelector.matchLabels).toEqual({ "app.kubernetes.io/managed-by": config.sessionPods.managedBy });
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
     // ingress: from namespaces only, never from (other session) pods
     const ingressPeers = (policy.spec.ingress ?? []).flatMap((rule) => rule.from ?? []);
@@ -275,8 +275,8 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       env: {},
       settings: config.sessionPods,
       limits: config.runCeilings,
-      defaultImage: config.RUNNER_IMAGE,
-      bundleUrl: `${config.RUNNER_SELF_URL}/internal/bundles/k7m3qx4r2abc?token=${"ab".repeat(24)}`,
+      defaultImage: config.defaultImage,
+      bundleUrl: `${config.selfUrl}/internal/bundles/k7m3qx4r2abc?token=${"ab".repeat(24)}`,
     }).spec!;
     const containers = [...(runPodSpec.initContainers ?? []), ...runPodSpec.containers];
     for (const c of containers) {
@@ -318,7 +318,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     expect(namespaceLevel(objects, BUILD_NS)).toBe("baseline");
     const policy = one(objects, "NetworkPolicy", "telo-k8s-runner-build-egress") as NetworkPolicy;
     expect(policy.metadata.namespace).toBe(BUILD_NS);
-    expect(policy.spec.podSelector.matchLabels).toEqual({ "app.kubernetes.io/managed-by": config.RUNNER_MANAGED_BY });
+    expect(policy.spec.podSelector.matchLabels).toEqual({ "app.kubernetes.io/managed-by": config.sessionPods.managedBy });
     expect(policy.spec.policyTypes).toEqual(["Egress"]);
     const open = (policy.spec.egress ?? []).flatMap((rule) => rule.to ?? []).filter((p) => p.ipBlock?.cidr === "0.0.0.0/0");
     expect(open.map((p) => p.ipBlock!.except)).toEqual([["169.254.169.254/32"]]);
@@ -394,8 +394,8 @@ describe("containers the runner creates under the installed configuration", () =
     config: {},
     ...overrides,
   });
-  const bundleUrl = `${config.RUNNER_SELF_URL}/internal/bundles/k7m3qx4r2abc?token=${"ab".repeat(24)}`;
-  const common = { env: {}, settings: config.sessionPods, defaultImage: config.RUNNER_IMAGE };
+  const bundleUrl = `${config.selfUrl}/internal/bundles/k7m3qx4r2abc?token=${"ab".repeat(24)}`;
+  const common = { env: {}, settings: config.sessionPods, defaultImage: config.defaultImage };
   const pods = {
     "run pod": runPod({ ...common, session: session({}), limits: config.runCeilings, bundleUrl }),
     "run pod (built image)": runPod({
@@ -423,8 +423,8 @@ describe("containers the runner creates under the installed configuration", () =
     }),
     "build job pod": buildJob({
       build: config.build!,
-      managedBy: config.RUNNER_MANAGED_BY,
-      initImage: config.RUNNER_INIT_IMAGE,
+      managedBy: config.sessionPods.managedBy,
+      initImage: config.sessionPods.initImage,
       tag: "0".repeat(32),
       contextUrl: bundleUrl,
     }).spec!.template,

@@ -110,14 +110,14 @@ describe.each(["plain", "build", "gateway", "example"])("overlay %s applied to t
         env: {},
         settings: config.sessionPods,
         limits: config.runCeilings,
-        defaultImage: config.RUNNER_IMAGE,
-        bundleUrl: `${config.RUNNER_SELF_URL}/internal/bundles/${sessionId}?token=${"ab".repeat(24)}`,
+        defaultImage: config.defaultImage,
+        bundleUrl: `${config.selfUrl}/internal/bundles/${sessionId}?token=${"ab".repeat(24)}`,
       });
     };
     for (let i = 0; i < max; i++) {
-      await core.createNamespacedPod({ namespace: config.RUNNER_SESSION_NAMESPACE, body: podFor(i) });
+      await core.createNamespacedPod({ namespace: config.sessionPods.namespace, body: podFor(i) });
     }
-    const over = await refusal(core.createNamespacedPod({ namespace: config.RUNNER_SESSION_NAMESPACE, body: podFor(max) }));
+    const over = await refusal(core.createNamespacedPod({ namespace: config.sessionPods.namespace, body: podFor(max) }));
     expect(over.code).toBe(403);
     expect(over.message).toMatch(/exceeded quota: telo-k8s-runner-sessions/);
   });
@@ -125,7 +125,7 @@ describe.each(["plain", "build", "gateway", "example"])("overlay %s applied to t
   it("refuses an unhardened pod in the session namespace with the Pod Security message", async () => {
     const refused = await refusal(
       core.createNamespacedPod({
-        namespace: config.RUNNER_SESSION_NAMESPACE,
+        namespace: config.sessionPods.namespace,
         body: {
           apiVersion: "v1",
           kind: "Pod",

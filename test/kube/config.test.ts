@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/env-values.ts";
-import { kubeEnvSchema, loadKubeConfig } from "../../src/config/kube.ts";
+import { kubeEnvSchema, loadKubeConfig, loadLocalClusterLayout } from "../../src/config/kube.ts";
 
 const SELF_URL = "http://k8s-runner.telo-runner.svc:8063";
 
@@ -19,11 +19,12 @@ describe("loadKubeConfig", () => {
   it("reads the documented defaults when only RUNNER_SELF_URL is set", () => {
     const config = loadKubeConfig({ RUNNER_SELF_URL: SELF_URL });
     expect(config).toMatchObject({
-      RUNNER_SELF_URL: SELF_URL,
-      RUNNER_BUNDLE_PORT: 8063,
-      RUNNER_DISPLAY_NAME: "Telo Runner",
-      RUNNER_DESCRIPTION: "Runs the Telo application in a cloud environment",
-      RUNNER_IMAGE: "telorun/node:latest-slim",
+      selfUrl: SELF_URL,
+      bundlePort: 8063,
+      simulatedCluster: false,
+      startDeadlineMs: 120_000,
+      identity: { displayName: "Telo Runner", description: "Runs the Telo application in a cloud environment" },
+      defaultImage: "telorun/node:latest-slim",
       sessionPods: {
         namespace: "telo-sessions",
         managedBy: "telo-k8s-runner",
@@ -71,13 +72,30 @@ describe("loadKubeConfig", () => {
     for (const name of Object.keys(kubeEnvSchema.entries)) expect(section).toContain(`\`${name}\``);
   });
 
+  it("hands out the shaped settings only, never the raw variables", () => {
+    const config = loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_START_DEADLINE_SECONDS: "30", RUNNER_SIMULATED_CLUSTER: "yes" });
+    expect(Object.keys(config).filter((key) => key in kubeEnvSchema.entries)).toEqual([]);
+    expect(config).toMatchObject({ startDeadlineMs: 30_000, simulatedCluster: true });
+  });
+
+  it("lays out a local cluster with the same defaults and checks, before RUNNER_SELF_URL exists", () => {
+    expect(loadLocalClusterLayout({})).toEqual({ sessionNamespace: "telo-sessions", buildNamespace: "telo-builds", bundlePort: 8063, bundlePortIsDefault: true });
+    expect(loadLocalClusterLayout({ RUNNER_SESSION_NAMESPACE: " s1 ", RUNNER_BUILD_NAMESPACE: "b1", RUNNER_BUNDLE_PORT: "9000" })).toEqual({
+      sessionNamespace: "s1",
+      buildNamespace: "b1",
+      bundlePort: 9000,
+      bundlePortIsDefault: false,
+    });
+    expect(() => loadLocalClusterLayout({ RUNNER_SESSION_NAMESPACE: "Not_A_Label" })).toThrow(ConfigError);
+  });
+
   it("strips trailing slashes from RUNNER_SELF_URL and the registry locations", () => {
     const config = loadKubeConfig({
       RUNNER_SELF_URL: " http://runner.telo-runner.svc:8063// ",
       RUNNER_IMAGE_REPOSITORY: "registry.example.com/telo-sessions/",
       RUNNER_REGISTRY_API_URL: "https://registry.example.com/",
     });
-    expect(config.RUNNER_SELF_URL).toBe("http://runner.telo-runner.svc:8063");
+    expect(config.selfUrl).toBe("http://runner.telo-runner.svc:8063");
     expect(config.build).toEqual({
       repository: "registry.example.com/telo-sessions",
       namespace: "telo-builds",

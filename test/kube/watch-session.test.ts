@@ -92,7 +92,7 @@ describe("watch session pod watch", () => {
       api,
       config,
       watcher,
-      bundles: new BundleStore(config.RUNNER_SELF_URL!),
+      bundles: new BundleStore(config.selfUrl!),
       router: undefined,
       builder: undefined,
       log,

@@ -121,7 +121,7 @@ export class RunSession {
       session: sessionFacts(this.#spec),
       env: this.#spec.env,
       settings: config.sessionPods,
-      defaultImage: config.RUNNER_IMAGE,
+      defaultImage: config.defaultImage,
     };
     const pod = this.#spec.selfContained
       ? appPod({ ...common, limits: clampLimits(config.appCeilings) })
@@ -146,7 +146,7 @@ export class RunSession {
         sessionId: this.#spec.sessionId,
         app: this.#app.name,
         bundle: this.#spec.bundle,
-        baseImage: config.image ?? this.#ctx.config.RUNNER_IMAGE,
+        baseImage: config.image ?? this.#ctx.config.defaultImage,
         pullPolicy: config.pullPolicy ?? "missing",
         entryRelativePath: this.#app.entryRelativePath,
         ...(typeof this.#spec.config.registryUrl === "string" && { registryUrl: this.#spec.config.registryUrl }),

@@ -153,7 +153,7 @@ export class WatchSession {
       settings: config.sessionPods,
       limits: clampLimits(config.appCeilings),
       ttlSeconds: this.#ttlSeconds,
-      defaultImage: config.RUNNER_IMAGE,
+      defaultImage: config.defaultImage,
       nameSuffix,
       workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST),
       ...(this.#spec.agent && { agent: this.#spec.agent }),
