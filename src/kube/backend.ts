@@ -6,6 +6,7 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
+import type { AvailabilityReport } from "../contract/wire.ts";
 import type { AdoptableSession, Backend, StartSpec } from "../sessions/backend.ts";
 import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
@@ -40,7 +41,6 @@ export type KubeBackendOptions = {
 
 export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions): Backend {
   const { config } = ctx;
-  const namespace = config.sessionPods.namespace;
   const watchOptions = { ttlSeconds: options.watchTtlSeconds };
 
   return {
@@ -71,21 +71,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       return undefined;
     },
 
-    async probe() {
-      try {
-        await ctx.api.core.readNamespace({ name: namespace });
-        const runtimeClass = config.sessionPods.runtimeClass;
-        if (runtimeClass && (await readRuntimeClass(ctx, runtimeClass)) === "missing") return probeRuntimeClassMissing(runtimeClass);
-        return PROBE_READY;
-      } catch {
-        try {
-          await ctx.api.core.listNamespace();
-          return probeNamespaceMissing(namespace);
-        } catch {
-          return PROBE_API_UNREACHABLE;
-        }
-      }
-    },
+    probe: () => probe(ctx),
 
     async start(spec, callbacks) {
       if (spec.mode === "watch") return new WatchSession(ctx, spec, callbacks, watchOptions).start();
@@ -115,6 +101,30 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       options.picker?.stop();
     },
   };
+}
+
+/**
+ * §8.3. The answer's wording is the contract's; the cluster's own reason for a failure (RBAC, a
+ * timeout, a refused connection) goes to the log, where an operator looks for it.
+ */
+async function probe(ctx: KubeContext): Promise<AvailabilityReport> {
+  const namespace = ctx.config.sessionPods.namespace;
+  try {
+    await ctx.api.core.readNamespace({ name: namespace });
+  } catch (readError) {
+    try {
+      await ctx.api.core.listNamespace();
+    } catch (listError) {
+      ctx.log.warn("probe: the Kubernetes API is not reachable", { namespace, reason: apiReason(listError), readReason: apiReason(readError) });
+      return PROBE_API_UNREACHABLE;
+    }
+    // A read refused by RBAC while the list is allowed also lands here; the reason tells them apart.
+    ctx.log.warn("probe: the session namespace could not be read", { namespace, reason: apiReason(readError) });
+    return probeNamespaceMissing(namespace);
+  }
+  const runtimeClass = ctx.config.sessionPods.runtimeClass;
+  if (runtimeClass && (await readRuntimeClass(ctx, runtimeClass)) === "missing") return probeRuntimeClassMissing(runtimeClass);
+  return PROBE_READY;
 }
 
 /** A dry-run create of a pod naming RUNNER_RUNTIME_CLASS; see status/runtime-class.ts for what counts as missing. */

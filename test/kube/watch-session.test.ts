@@ -155,6 +155,21 @@ describe("watch session pod watch", () => {
     expect((await workload.workspace?.tree())?.files.map((file) => file.path)).toEqual(["telo-workspace.yaml", "web/telo.yaml", "worker/telo.yaml"]);
   });
 
+  it("ends the session and says why when an app-set change cannot delete the old pod", async () => {
+    const reports = new Reports();
+    const workload = await new WatchSession(ctx, spec("ffffffffffff", {}), reports.callbacks(), { ttlSeconds: 600 }).start();
+    workloads.push(workload);
+    sim.faults.failNext({ verb: "delete", resource: "pods", code: 403, message: "pods is forbidden" });
+    const change = workload.setApps?.([{ name: "next", entryRelativePath: "web/telo.yaml", ports: [], io: "tty" }]);
+    await expect(change).rejects.toThrow(/forbidden|403/);
+    // Ended, not left half-way: the caller reports the failure; nothing waits on this workload.
+    await workload.done;
+    expect(workload.workspace).toBeUndefined();
+    const pods = ctx.watcher.pods().filter((pod) => pod.metadata?.name?.startsWith("telo-watch-ffffffffffff-"));
+    expect(pods.map((pod) => pod.spec?.containers?.map((container) => container.name))).toEqual([["workspace", "app-web", "app-worker"]]);
+    await ctx.api.core.deleteNamespacedPod({ name: pods[0]!.metadata!.name!, namespace: NAMESPACE, gracePeriodSeconds: 0 });
+  });
+
   it("suspends quietly: the pod goes, no status is reported, and the workload is done", async () => {
     const reports = new Reports();
     const workload = await new WatchSession(ctx, spec("dddddddddddd", {}), reports.callbacks(), { ttlSeconds: 600 }).start();

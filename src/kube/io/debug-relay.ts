@@ -2,7 +2,8 @@
  * The debug relay (contract.md §9.1, kubernetes.md §7.2): follows the kernel inspector's
  * `text/event-stream` inside a session pod and hands every parsed frame on. The pod may still be
  * booting or its kernel restarting, so every failure is answered the same way: wait and
- * reconnect, until the session's signal aborts. Resuming with `last-event-id` keeps a reconnect
+ * reconnect, until the session's signal aborts; each reconnect says why on the debug log, and a
+ * consumer that throws is logged as the runner bug it is. Resuming with `last-event-id` keeps a reconnect
  * from replaying (and re-counting) frames already delivered; an inspector without ids replays
  * its buffer, which is recognised and skipped.
  */
@@ -11,6 +12,7 @@ import { request } from "undici";
 import * as v from "valibot";
 import { SseParser } from "../../contract/sse.ts";
 import { type DebugFrame, DebugFrameSchema } from "../../contract/wire.ts";
+import type { Logger } from "../../log.ts";
 
 const DEFAULT_RETRY_MS = 500;
 
@@ -81,8 +83,17 @@ class ReplayFilter {
   }
 }
 
-/** One connection: returns when the stream ends or is refused; throws on connection errors and abort. */
-async function followOnce(url: string, onFrame: (frame: DebugFrame) => void, signal: AbortSignal, state: RelayState): Promise<void> {
+/**
+ * One connection: returns why it ended when the stream ends or is refused; throws on connection
+ * errors and abort.
+ */
+async function followOnce(
+  url: string,
+  onFrame: (frame: DebugFrame) => void,
+  signal: AbortSignal,
+  state: RelayState,
+  log: Logger,
+): Promise<string> {
   const headers: Record<string, string> = { accept: "text/event-stream" };
   if (state.lastId !== undefined && state.lastId > 0) headers["last-event-id"] = String(state.lastId);
   // undici's default body timeout stays: a stream silent for minutes is re-established, which
@@ -90,7 +101,7 @@ async function followOnce(url: string, onFrame: (frame: DebugFrame) => void, sig
   const { statusCode, body } = await request(url, { method: "GET", headers, signal });
   if (statusCode < 200 || statusCode > 299) {
     await body.dump();
-    return;
+    return `the inspector answered ${statusCode}`;
   }
   const decoder = new TextDecoder();
   // All leading whitespace of a value is dropped, as the reference relay does.
@@ -98,7 +109,7 @@ async function followOnce(url: string, onFrame: (frame: DebugFrame) => void, sig
   const replays = new ReplayFilter(state);
   for await (const chunk of body) {
     for (const { data, id } of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
-      if (signal.aborted) return;
+      if (signal.aborted) return "stopped";
       const frame = frameOf(data);
       if (frame === undefined) continue;
       // A stream with ids resumes after the last one; only an id-less one replays.
@@ -108,14 +119,16 @@ async function followOnce(url: string, onFrame: (frame: DebugFrame) => void, sig
       }
       try {
         onFrame(frame);
-      } catch {
+      } catch (error) {
         // The consumer's failure is not the stream's: replaying the frame on a reconnect would
         // only fail again, so it counts as delivered and the relay goes on.
+        log.error("handling a debug frame failed", { url, event: frame.event, error });
       }
       // Recorded only after delivery, so a drop before this point replays the frame, never skips it.
       if (id !== undefined && id !== "" && Number.isFinite(Number(id))) state.lastId = Number(id);
     }
   }
+  return "the stream ended";
 }
 
 /**
@@ -128,16 +141,22 @@ export async function relayDebugStream(
   url: string,
   onFrame: (frame: DebugFrame) => void,
   signal: AbortSignal,
-  options: { retryMs?: number } = {},
+  options: { log: Logger; retryMs?: number },
 ): Promise<void> {
+  const { log } = options;
   const retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
   const state: RelayState = { lastId: undefined, delivered: [] };
   while (!signal.aborted) {
+    let reason: string;
     try {
-      await followOnce(url, onFrame, signal, state);
-    } catch {
-      // Refused, reset, timed out or aborted: the loop condition tells which.
+      reason = await followOnce(url, onFrame, signal, state, log);
+    } catch (error) {
+      // Refused, reset or timed out; or aborted, which the loop condition tells.
+      reason = error instanceof Error ? error.message : String(error);
     }
+    if (signal.aborted) break;
+    // Debug level: a booting pod refuses for seconds, which is expected and says nothing new.
+    log.debug("debug stream reconnecting", { url, reason, inMs: retryMs });
     await sleep(retryMs, undefined, { signal }).catch(() => undefined);
   }
 }

@@ -3,6 +3,7 @@
  * reachability of its tcp ports, both until `signal`. Shared by run and watch sessions.
  */
 import { type DebugFrame, isEventFrame, type PortMapping, type ReachabilityState } from "../../contract/wire.ts";
+import type { Logger } from "../../log.ts";
 import { relayDebugStream } from "../io/debug-relay.ts";
 import { watchReachability } from "../io/reachability.ts";
 
@@ -23,6 +24,8 @@ export type AppFollowInput = {
   onDebug(frame: DebugFrame): void;
   onReachability(port: number, state: ReachabilityState): void;
   say(text: string): void;
+  /** The session's logger: the debug relay's reconnects and its consumer's failures. */
+  log: Logger;
 };
 
 /** Handle of one followed app: watch more ports (a watch session's port change). */
@@ -40,7 +43,7 @@ export function followApp(input: AppFollowInput): AppFollower {
       void relayDebugStream(url, (frame) => {
         if (isEventFrame(frame) && BOOT_OVER.has(frame.event ?? "")) boot();
         input.onDebug(frame);
-      }, signal);
+      }, signal, { log: input.log });
     } else input.say("debug stream unavailable: pod IP unknown");
   }
   const watchPorts = (ports: readonly PortMapping[]) => {

@@ -190,6 +190,7 @@ export class RunSession {
       onDebug: (frame) => this.#onDebug(frame),
       onReachability: (port, state) => this.#callbacks.onReachability(this.#app.name, port, state),
       say: (text) => this.#say(text),
+      log: this.#ctx.log.child({ sessionId: this.#spec.sessionId }),
     });
   }
 

@@ -222,6 +222,7 @@ export class WatchSession {
         },
         onReachability: (port, state) => this.#callbacks.onReachability(app.name, port, state),
         say: (text) => this.#callbacks.onOutput(app.name, runnerLine(text), app.io === "tty" ? "tty" : "stderr"),
+        log: this.#ctx.log.child({ sessionId: this.#spec.sessionId, app: app.name }),
       });
       runtime.followers.set(app.name, follower);
     });
@@ -317,20 +318,21 @@ export class WatchSession {
   /**
    * §4.4: a pod's containers are fixed at creation, so a new app set is a new pod: snapshot the
    * workspace, tear the pod down, bring up a new one with the snapshot written back instead of
-   * the bundle (the workspace has moved on since the start). A failure ends the session.
+   * the bundle (the workspace has moved on since the start). A failure ends the session and
+   * reaches the caller, which logs and reports it: the old pod's delete refused, or the new
+   * pod's start failed (bringUp has deleted that pod again, or says why it could not).
    */
   async #setApps(next: ResolvedApp[]): Promise<void> {
     const runtime = this.#runtime;
     if (!runtime || this.#finished) throw new Error("the session has no live pod");
     const snapshot = await runtime.workspace.snapshot();
-    await this.#teardown();
-    this.#apps = next.map((app) => ({ ...app, ports: [...app.ports] }));
     try {
+      await this.#teardown();
+      this.#apps = next.map((app) => ({ ...app, ports: [...app.ports] }));
       // Written back before the pod goes live, like a first seed: the app containers wait for
       // their entries, so no kernel loads a half-restored workspace.
       await this.#bringUp({ seed: restoreChangeSet(snapshot) });
     } catch (error) {
-      await this.#teardown().catch(() => undefined);
       this.#end();
       throw error;
     }

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DebugFrame } from "../../../src/contract/wire.ts";
 import { MAX_BLOCK_CHARS, relayDebugStream } from "../../../src/kube/io/debug-relay.ts";
+import { createLogger } from "../../../src/log.ts";
 import { freePort } from "../../support/ports.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -57,12 +58,21 @@ function stream(res: ServerResponse): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 }
 
+type LogLine = { level: string; message: string; [field: string]: unknown };
+
+/** A real logger at debug level whose lines are kept, parsed. */
+function capturedLog() {
+  const lines: LogLine[] = [];
+  return { lines, log: createLogger("test", "debug", (line) => lines.push(JSON.parse(line) as LogLine)) };
+}
+
 function relay(url: string) {
   const frames: DebugFrame[] = [];
   const controller = new AbortController();
   aborts.push(controller);
-  const done = relayDebugStream(url, (f) => frames.push(f), controller.signal, { retryMs: 20 });
-  return { frames, controller, done };
+  const { lines, log } = capturedLog();
+  const done = relayDebugStream(url, (f) => frames.push(f), controller.signal, { retryMs: 20, log });
+  return { frames, controller, done, lines };
 }
 
 describe("relayDebugStream", () => {
@@ -155,11 +165,43 @@ describe("relayDebugStream", () => {
     const server = await inspector([]);
     const controller = new AbortController();
     controller.abort();
-    await relayDebugStream(server.url, () => undefined, controller.signal);
+    const { lines, log } = capturedLog();
+    await relayDebugStream(server.url, () => undefined, controller.signal, { log });
     expect(server.requests).toHaveLength(0);
+    expect(lines).toEqual([]);
   });
 
-  it("survives a consumer that throws: the frame counts as delivered and the stream goes on", async () => {
+  it("says on the debug log why it reconnects: the inspector's answer, the end of the stream, a refused connection", async () => {
+    const server = await inspector([
+      (res) => {
+        res.writeHead(503, { "content-type": "text/plain" });
+        res.end("kernel booting");
+      },
+      (res) => {
+        stream(res);
+        res.end(block(1));
+      },
+    ]);
+    const { frames, done, controller, lines } = relay(server.url);
+    await waitFor("the third connection", () => server.requests.length >= 3);
+    controller.abort();
+    await done;
+    expect(frames.map((f) => f.event)).toEqual(["E1"]);
+    const reconnects = lines.filter((line) => line.message === "debug stream reconnecting");
+    expect(reconnects.slice(0, 2)).toEqual([
+      expect.objectContaining({ level: "debug", url: server.url, reason: "the inspector answered 503", inMs: 20 }),
+      expect.objectContaining({ level: "debug", url: server.url, reason: "the stream ended", inMs: 20 }),
+    ]);
+
+    const port = await freePort();
+    const refused = relay(`http://127.0.0.1:${port}/events`);
+    await waitFor("a logged refusal", () => refused.lines.some((line) => line.message === "debug stream reconnecting"));
+    refused.controller.abort();
+    await refused.done;
+    expect(String(refused.lines[0]!.reason)).toMatch(/ECONNREFUSED/);
+  });
+
+  it("survives a consumer that throws: the frame counts as delivered, the failure is logged, the stream goes on", async () => {
     const server = await inspector([
       (res) => {
         stream(res);
@@ -170,6 +212,7 @@ describe("relayDebugStream", () => {
     const seen: string[] = [];
     const controller = new AbortController();
     aborts.push(controller);
+    const { lines, log } = capturedLog();
     const done = relayDebugStream(
       server.url,
       (f) => {
@@ -177,13 +220,17 @@ describe("relayDebugStream", () => {
         if (f.event === "E1") throw new Error("consumer bug");
       },
       controller.signal,
-      { retryMs: 20 },
+      { retryMs: 20, log },
     );
     await waitFor("both frames", () => seen.length === 2);
     controller.abort();
     await done;
     expect(seen).toEqual(["E1", "E2"]);
     expect(server.requests).toHaveLength(1);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: "error", message: "handling a debug frame failed", url: server.url, event: "E1" }),
+    ]);
+    expect(JSON.stringify(lines[0]!.error)).toContain("consumer bug");
   });
 
   it("drops a block that outgrows the bound and goes on with the next one", async () => {
