@@ -26,76 +26,39 @@ new Gauge({
   },
 });
 
+// One line a figure: its name, its help and its labels are what differ between them.
+function counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+  return new Counter({ name, help, labelNames, registers });
+}
+
+function histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+  return new Histogram({ name, help, labelNames, buckets, registers });
+}
+
+function gauge(name: string, help: string): Gauge {
+  return new Gauge({ name, help, registers });
+}
+
 /** Session launches (new, resumed, re-adopted) by the first status they reached. */
-const starts = new Counter({
-  name: "runner_session_starts_total",
-  help: "Session launches by mode and outcome (the first status after starting: running, failed, stopped, exited, suspended).",
-  labelNames: ["mode", "outcome"] as const,
-  registers,
-});
+const starts = counter("runner_session_starts_total", "Session launches by mode and outcome (the first status after starting: running, failed, stopped, exited, suspended).", ["mode", "outcome"]);
 
-const startLatency = new Histogram({
-  name: "runner_session_start_seconds",
-  help: "Seconds from a launch until it first reached a stage: build, provision, boot (progress phases) or running.",
-  labelNames: ["mode", "stage"] as const,
-  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300],
-  registers,
-});
+const startLatency = histogram("runner_session_start_seconds", "Seconds from a launch until it first reached a stage: build, provision, boot (progress phases) or running.", ["mode", "stage"], [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300]);
 
-const evictions = new Counter({
-  name: "runner_session_evictions_total",
-  help: "Sessions dropped from the registry: capacity (making room for a new one) or expired (retention ended).",
-  labelNames: ["reason"] as const,
-  registers,
-});
+const evictions = counter("runner_session_evictions_total", "Sessions dropped from the registry: capacity (making room for a new one) or expired (retention ended).", ["reason"]);
 
-const sseSubscribers = new Gauge({
-  name: "runner_sse_subscribers",
-  help: "Server-Sent Event streams being served.",
-  registers,
-});
+const sseSubscribers = gauge("runner_sse_subscribers", "Server-Sent Event streams being served.");
 
-const terminalBytes = new Counter({
-  name: "runner_terminal_bytes_total",
-  help: "Terminal bytes relayed: out (workload output to clients) and in (client stdin to the workload).",
-  labelNames: ["direction"] as const,
-  registers,
-});
+const terminalBytes = counter("runner_terminal_bytes_total", "Terminal bytes relayed: out (workload output to clients) and in (client stdin to the workload).", ["direction"]);
 
-const kubeRequests = new Counter({
-  name: "runner_kube_requests_total",
-  help: "Kubernetes API requests made through the typed clients, by verb and resource.",
-  labelNames: ["verb", "resource"] as const,
-  registers,
-});
+const kubeRequests = counter("runner_kube_requests_total", "Kubernetes API requests made through the typed clients, by verb and resource.", ["verb", "resource"]);
 
-const kubeErrors = new Counter({
-  name: "runner_kube_request_errors_total",
-  help: "Kubernetes API requests that failed, by verb, resource and code (the HTTP status, or 'network').",
-  labelNames: ["verb", "resource", "code"] as const,
-  registers,
-});
+const kubeErrors = counter("runner_kube_request_errors_total", "Kubernetes API requests that failed, by verb, resource and code (the HTTP status, or 'network').", ["verb", "resource", "code"]);
 
-const watchRestarts = new Counter({
-  name: "runner_pod_watch_restarts_total",
-  help: "Re-openings of the shared session pod watch: resume (from the last version) or relist (after an error or 410).",
-  labelNames: ["kind"] as const,
-  registers,
-});
+const watchRestarts = counter("runner_pod_watch_restarts_total", "Re-openings of the shared session pod watch: resume (from the last version) or relist (after an error or 410).", ["kind"]);
 
-const attachStreams = new Gauge({
-  name: "runner_attach_streams_open",
-  help: "pods/attach streams to session containers that are open (or opening).",
-  registers,
-});
+const attachStreams = gauge("runner_attach_streams_open", "pods/attach streams to session containers that are open (or opening).");
 
-const buildDuration = new Histogram({
-  name: "runner_image_build_seconds",
-  help: "Session image build durations, by outcome (succeeded or failed).",
-  labelNames: ["outcome"] as const,
-  buckets: [5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800],
-  registers,
-});
+const buildDuration = histogram("runner_image_build_seconds", "Session image build durations, by outcome (succeeded or failed).", ["outcome"], [5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800]);
 
 /** The supervisor's registry, read at each scrape (the supervisor's start). */
 export function observeSessions(source: SessionCensus): void {

@@ -10,11 +10,8 @@ import type { KubeConfig, V1Status } from "@kubernetes/client-node";
 import WebSocket from "ws";
 import { trackAttachStream } from "../../metrics/figures.ts";
 
-const STDIN = 0;
-const STDOUT = 1;
-const STDERR = 2;
-const ERROR = 3;
-const RESIZE = 4;
+/** The channel bytes of channel.k8s.io that the runner speaks. */
+const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4 } as const;
 
 const PING_INTERVAL_MS = 30_000;
 /** Stdin beyond this many unsent bytes is dropped rather than buffered without bound. */
@@ -66,9 +63,9 @@ function readChannels(socket: WebSocket, target: AttachTarget, onStatus: (status
     if (message.byteLength < 1) return;
     const channel = message[0];
     const payload = message.subarray(1);
-    if ((channel === STDOUT || channel === STDERR) && payload.byteLength > 0) {
-      target.onOutput(Buffer.from(payload), channel === STDOUT ? "stdout" : "stderr");
-    } else if (channel === ERROR && payload.byteLength > 0) {
+    if ((channel === CHANNEL.stdout || channel === CHANNEL.stderr) && payload.byteLength > 0) {
+      target.onOutput(Buffer.from(payload), channel === CHANNEL.stdout ? "stdout" : "stderr");
+    } else if (channel === CHANNEL.error && payload.byteLength > 0) {
       try {
         onStatus(JSON.parse(payload.toString("utf8")) as V1Status);
       } catch {
@@ -140,10 +137,10 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
   return {
     writeStdin(bytes) {
       if (socket.bufferedAmount > MAX_STDIN_BACKLOG) return;
-      send(STDIN, bytes);
+      send(CHANNEL.stdin, bytes);
     },
     resize(cols, rows) {
-      send(RESIZE, Buffer.from(JSON.stringify({ Width: cols, Height: rows })));
+      send(CHANNEL.resize, Buffer.from(JSON.stringify({ Width: cols, Height: rows })));
     },
     close() {
       socket.close();

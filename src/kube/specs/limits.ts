@@ -7,22 +7,16 @@ import type { Ceilings } from "../../config/kube.ts";
 
 export type { Ceilings };
 
-const BYTE_SUFFIXES: Record<string, number> = {
-  "": 1,
-  k: 1e3,
-  K: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
+/** The n-th decimal suffix is 1000^n and the n-th binary one 1024^n; `K` is accepted for `k`. */
+const DECIMAL_SUFFIXES = ["k", "M", "G", "T", "P", "E"];
+const BINARY_SUFFIXES = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+
+const BYTE_SUFFIXES = new Map<string, number>([
+  ["", 1],
+  ["K", 1e3],
+  ...DECIMAL_SUFFIXES.map((suffix, index): [string, number] => [suffix, 1000 ** (index + 1)]),
+  ...BINARY_SUFFIXES.map((suffix, index): [string, number] => [suffix, 1024 ** (index + 1)]),
+]);
 
 const QUANTITY = /^(\d+(?:\.\d*)?|\.\d+)([a-zA-Z]*)$/;
 
@@ -41,7 +35,7 @@ export function quantityBytes(quantity: string): number | undefined {
   const match = QUANTITY.exec(quantity.trim());
   if (!match) return undefined;
   const [, number, suffix] = match as unknown as [string, string, string];
-  const multiplier = BYTE_SUFFIXES[suffix];
+  const multiplier = BYTE_SUFFIXES.get(suffix);
   return multiplier === undefined ? undefined : Number(number) * multiplier;
 }
 
