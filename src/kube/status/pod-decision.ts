@@ -42,8 +42,14 @@ function startDecision(pod: V1Pod | undefined, phase: Extract<SessionPhase, { ki
     return { kind: "start-failed", message: phase.finishedRan ? podFailureMessage(pod) : `pod reached ${podPhase} before serving` };
   }
   if (podPhase === "Running" && (!phase.needsIp || pod.status?.podIP)) return { kind: "ready", pod };
-  if (now >= phase.deadlineAt) return { kind: "start-failed", message: `pod did not reach Running within the start deadline (${podWaitMessage(pod)})` };
+  if (now >= phase.deadlineAt) return { kind: "start-failed", message: deadlineMessage(pod) };
   return { kind: "wait" };
+}
+
+/** Why a pod is past its start deadline; a Running one here is a watch pod still without an IP. */
+function deadlineMessage(pod: V1Pod): string {
+  if (pod.status?.phase === "Running") return "pod had no IP within the start deadline (it runs, but its workspace cannot be dialled)";
+  return `pod did not reach Running within the start deadline (${podWaitMessage(pod)})`;
 }
 
 /**

@@ -53,6 +53,27 @@ describe("decidePod while starting", () => {
     });
   });
 
+  it("counts the deadline as reached at its very millisecond, not before", () => {
+    expect(decidePod(pending, run, NOW + 999)).toEqual({ kind: "wait" });
+    expect(decidePod(pending, run, NOW + 1000)).toMatchObject({ kind: "start-failed" });
+  });
+
+  it("lets a pod's own state win over a passed deadline: serving is ready, finished is its end", () => {
+    const late = NOW + 60_000;
+    expect(decidePod(running, run, late)).toEqual({ kind: "ready", pod: running });
+    expect(decidePod(withIp, watch, late)).toEqual({ kind: "ready", pod: withIp });
+    expect(decidePod(succeeded, run, late)).toEqual({ kind: "ran", pod: succeeded });
+    expect(decidePod(failed, watch, late)).toEqual({ kind: "start-failed", message: "pod reached Failed before serving" });
+  });
+
+  it("fails at the deadline a watch pod that runs but has no IP yet", () => {
+    // Not "did not reach Running (not scheduled yet)", as it once said of a pod that runs.
+    expect(decidePod(running, watch, NOW + 1000)).toEqual({
+      kind: "start-failed",
+      message: "pod had no IP within the start deadline (it runs, but its workspace cannot be dialled)",
+    });
+  });
+
   it("fails at the deadline a pod the watch has not reported yet", () => {
     const unseen = { ...run, seen: false };
     expect(decidePod(undefined, unseen, NOW)).toEqual({ kind: "wait" });
