@@ -6,7 +6,7 @@ import type { KubeApi } from "./api.ts";
 import type { BundleStore } from "./bundle-store.ts";
 import type { ImageBuilder } from "./build/image-build.ts";
 import type { PodWatcher } from "./pod-watcher.ts";
-import type { Router } from "./routing/routing.ts";
+import type { Router } from "./routing/router.ts";
 
 export type KubeTimings = {
   /**

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../../log.ts";
 import { deadlineReason, routeReadErrorLine, type RouteVerdict } from "../status/route-health.ts";
-import type { PublishedHost, Router } from "./routing.ts";
+import type { PublishedHost, Router } from "./router.ts";
 
 const POLL_INTERVAL_MS = 2000;
 

@@ -16,40 +16,15 @@ import { type KubeApi, withDeadline } from "../api.ts";
 import { GATEWAY_API_GROUP, sessionHttpRoutes } from "../specs/http-route.ts";
 import { sessionIngress } from "../specs/ingress.ts";
 import { httpRouteName, ingressName, sessionHost, sessionSelector } from "../specs/names.ts";
-import type { OwnerPod, RouteObjectInput } from "../specs/owner.ts";
+import type { RouteObjectInput } from "../specs/owner.ts";
 import { replacementOf } from "../specs/replacement.ts";
 import { httpRouteUnclaimedReason, httpRouteVerdict, ingressUnclaimedReason, ingressVerdict } from "../status/route-health.ts";
 import { createOrReplace, ignoringNotFound, readOrUndefined, timed } from "./calls.ts";
 import type { RoutingDecision, RoutingProbe } from "./resolution.ts";
 import { readingOf, routeHealthWatcher } from "./route-health-watch.ts";
+import type { PublishedHost, PublishInput, Router } from "./router.ts";
 
 const HTTPROUTES = "httproutes";
-
-/** A routed tcp port and its public host. */
-export interface PublishedHost {
-  host: string;
-  port: number;
-}
-
-export interface PublishInput {
-  sessionId: string;
-  /** Every routed port of the session; udp ports get no route. */
-  ports: readonly PortMapping[];
-  /** The session's current pod. */
-  owner: OwnerPod;
-}
-
-export interface Router {
-  layer: "ingress" | "gateway";
-  /** Create-or-replace the session's routing objects for exactly `ports`; one host per tcp port, in order. */
-  publish(input: PublishInput): Promise<PublishedHost[]>;
-  /** Polls until every host is settled, the route-ready deadline passes, or `signal` aborts; reports to the log. */
-  /**
-   * Follows route health to the log; `onReadError` also hears the first read error's line
-   * (run sessions write it to the terminal, kubernetes.md §2.6).
-   */
-  watchRouteHealth(sessionId: string, hosts: PublishedHost[], signal: AbortSignal, onReadError?: (line: string) => void): void;
-}
 
 function publishedHosts(sessionId: string, ports: readonly PortMapping[], baseDomain: string): PublishedHost[] {
   return ports.filter((p) => p.protocol === "tcp").map(({ port }) => ({ host: sessionHost(port, sessionId, baseDomain), port }));
@@ -73,8 +48,6 @@ export async function probeRoutingSupport(api: KubeApi): Promise<RoutingProbe> {
     ingressClasses: classes.status === "fulfilled" ? { ok: true, items: classes.value.items } : { ok: false, error: classes.reason },
   };
 }
-
-/** What one status read found for a host: a verdict, or an error (which is no verdict). */
 
 /** What route health reads of an HTTPRoute (any served version); anything else reads as pending. */
 const HttpRouteStatusSchema = v.looseObject({
