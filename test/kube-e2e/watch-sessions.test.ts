@@ -136,7 +136,8 @@ describe(`watch sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
       [2, "watch"],
       [3, "manual"],
     ]);
-    expect(events).toContainEqual({ type: "reachability", app: "web", port: 3000, state: "reachable" });
+    // Reachability is checked once the kernel reports its ports, in its own time.
+    await eventsUntil(runner.client, sessionId, (event) => event.type === "reachability" && event.app === "web" && event.state === "reachable");
 
     // Each app has its own terminal: the tty app's bytes are tagged tty, the streams app's stdout.
     const web = runner.client.terminal(sessionId, { app: "web" });
