@@ -122,7 +122,7 @@ export class Kubelet {
       this.armKill(rt, pod.metadata.deletionGracePeriodSeconds ?? 30);
     }
     if (pod.spec?.activeDeadlineSeconds !== ev.old?.spec?.activeDeadlineSeconds) {
-      rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => this.deadlineExceeded(rt));
+      rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => void this.deadlineExceeded(rt));
     }
   }
 
@@ -157,7 +157,7 @@ export class Kubelet {
     rt.startTime = timestamp();
     this.sync(rt, true);
     this.event(rt, "Normal", "Scheduled", `Successfully assigned ${rt.namespace}/${rt.name} to ${NODE_NAME}`, undefined, "default-scheduler");
-    rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => this.deadlineExceeded(rt));
+    rt.armDeadline(pod.spec?.activeDeadlineSeconds, () => void this.deadlineExceeded(rt));
     const restartPolicy: string = pod.spec?.restartPolicy ?? "Always";
 
     for (const r of rt.inits) {
@@ -165,7 +165,7 @@ export class Kubelet {
       for (;;) {
         await this.delay(rt, this.startDelay(pod, r));
         const exit = await this.startContainer(rt, pod, r);
-        if (rt.terminating || rt.phase !== "Pending") return;
+        if (rt.terminating || rt.pastDeadline || rt.phase !== "Pending") return;
         if (exit.exitCode === 0) break;
         if (restartPolicy === "Never") {
           rt.phase = "Failed";
@@ -251,7 +251,7 @@ export class Kubelet {
   private async runMain(rt: PodRuntime, pod: KubeObject, r: ContainerRecord, restartPolicy: string): Promise<void> {
     for (;;) {
       const exit = await this.startContainer(rt, pod, r);
-      if (rt.terminating || rt.phase === "Failed" || rt.phase === "Succeeded") return;
+      if (rt.terminating || rt.pastDeadline || rt.phase === "Failed" || rt.phase === "Succeeded") return;
       const restart = restartPolicy === "Always" || (restartPolicy === "OnFailure" && exit.exitCode !== 0);
       if (!restart) {
         this.maybeFinish(rt);
@@ -356,21 +356,36 @@ export class Kubelet {
     return exit;
   }
 
-  private deadlineExceeded(rt: PodRuntime): void {
+  /**
+   * Past activeDeadlineSeconds, as a real kubelet: SIGTERM to every container (SIGKILL after the
+   * pod's grace period), each ending with its own exit (143 for one SIGTERM ended, reason
+   * Error), and once they have stopped the pod Failed with reason DeadlineExceeded.
+   */
+  private async deadlineExceeded(rt: PodRuntime): Promise<void> {
+    if (rt.phase === "Succeeded" || rt.phase === "Failed" || rt.terminating || rt.pastDeadline) return;
+    rt.pastDeadline = true;
+    const message = "Pod was active on the node longer than the specified deadline";
+    this.event(rt, "Normal", "DeadlineExceeded", message);
+    const running = rt.records.filter((r) => r.process?.running);
+    const stopped = Promise.all(running.map((r) => new Promise<void>((resolve) => r.process!.once("exit", () => resolve()))));
+    for (const r of running) {
+      this.event(rt, "Normal", "Killing", `Stopping container ${r.name}`, r);
+      r.process!.signal("SIGTERM");
+    }
+    // Pulls, back-offs and container starts still pending are abandoned.
+    rt.abort.abort();
+    this.armKill(rt, this.pod(rt)?.spec?.terminationGracePeriodSeconds ?? 30);
+    await stopped;
+    for (const r of rt.records) {
+      if (!r.process || !("running" in r.state)) continue;
+      const exit = r.process.exitStatus ?? { exitCode: 137, reason: "Error" };
+      r.state = { terminated: { exitCode: exit.exitCode, reason: exit.reason, startedAt: r.state.running.startedAt, finishedAt: timestamp(), containerID: r.containerID! } };
+      r.ready = false;
+    }
     if (rt.phase === "Succeeded" || rt.phase === "Failed") return;
     rt.phase = "Failed";
     rt.reason = "DeadlineExceeded";
-    rt.message = "Pod was active on the node longer than the specified deadline";
-    this.event(rt, "Normal", "DeadlineExceeded", rt.message);
-    // Pulls, back-offs and container starts still pending are abandoned.
-    rt.abort.abort();
-    for (const r of rt.records) {
-      if (!r.process?.running) continue;
-      r.process.exit({ exitCode: 137, reason: "DeadlineExceeded" });
-      const started = "running" in r.state ? r.state.running.startedAt : undefined;
-      r.state = { terminated: { exitCode: 137, reason: "DeadlineExceeded", finishedAt: timestamp(), containerID: r.containerID!, ...(started ? { startedAt: started } : {}) } };
-      r.ready = false;
-    }
+    rt.message = message;
     this.sync(rt);
   }
 

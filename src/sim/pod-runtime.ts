@@ -50,6 +50,8 @@ export class PodRuntime {
   reason?: string;
   message?: string;
   terminating = false;
+  /** activeDeadlineSeconds passed: the kubelet is ending the containers and then the pod. */
+  pastDeadline = false;
   /** When a graceful deletion's SIGKILL is due, and its timer. */
   killAt?: number;
   killTimer?: NodeJS.Timeout;

@@ -20,6 +20,7 @@ export interface RealClusterInfo {
   initImage: string;
   runtimeClass: string;
   auditLog: string;
+  apiserverRestarts: string;
 }
 
 declare module "vitest" {
@@ -50,6 +51,7 @@ export default async function setup(project: TestProject) {
     initImage: IMAGES.busybox,
     runtimeClass: RUNTIME_CLASS,
     auditLog: cluster.auditLog,
+    apiserverRestarts: cluster.apiserverRestarts,
   });
 
   // The RBAC findings are tests of their own (rbac-audit.test.ts); a machine left changed is

@@ -6,7 +6,8 @@
 import type { Grant } from "../deploy/rbac.ts";
 
 const sessions = (apiGroup: string, resource: string, verb: string): Grant => ({ namespace: "telo-sessions", apiGroup, resource, verb });
-const REPUBLISH = "only when a watch session re-publishes over an earlier pod's objects (an app-set change, a resume), which the tier does not do";
+const REPUBLISH =
+  "only when a routed watch session re-publishes over an earlier pod's objects (an app-set change, a resume): the tier's watch sessions run without routing";
 const GATEWAY = "the real cluster has no Gateway API CRDs, so the runner never routes with HTTPRoutes there";
 
 export const GRANTS_THE_TIER_DOES_NOT_USE: { grant: Grant; why: string }[] = [
@@ -14,7 +15,6 @@ export const GRANTS_THE_TIER_DOES_NOT_USE: { grant: Grant; why: string }[] = [
   { grant: sessions("", "services", "update"), why: REPUBLISH },
   { grant: sessions("networking.k8s.io", "ingresses", "update"), why: REPUBLISH },
   { grant: sessions("networking.k8s.io", "ingresses", "delete"), why: "only when a re-published session has no TCP port left, which the tier does not do" },
-  { grant: sessions("", "configmaps", "delete"), why: "only at boot, for workspace-app ConfigMaps of an older runner build, which the tier never has" },
   ...["get", "list", "create", "update", "delete"].map((verb) => ({ grant: sessions("gateway.networking.k8s.io", "httproutes", verb), why: GATEWAY })),
   {
     grant: { apiGroup: "", resource: "namespaces", verb: "list" },

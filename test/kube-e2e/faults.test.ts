@@ -84,6 +84,43 @@ describe("faults", () => {
     terminal.close();
     await stopAndWaitGone(sessionId);
   });
+
+  // As a restarted apiserver does before its authorizer has synced (the tier's
+  // apiserver-restart.test.ts): the re-attach is refused 403 a few times, then served.
+  it("re-attaches the terminal through 403s while the control plane restarts", async () => {
+    const sessionId = await running();
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("before\r");
+    await framesUntilText(terminal, "before");
+    runner.sim.faults.failNext({ resource: "pods", subresource: "attach", code: 403, count: 3 });
+    expect(runner.sim.faults.cutAttachStreams({ pod: `telo-run-${sessionId}` })).toBe(1);
+    // Keep typing until the re-attached stream echoes (stdin sent before the runner sees the cut is lost).
+    const echoed = (async () => textOf(await framesUntilText(terminal, "after")))();
+    const typing = setInterval(() => void terminal.send("after\r"), 300);
+    try {
+      const text = await echoed;
+      expect(text).toContain("after");
+      expect(text).not.toContain("failed to attach");
+    } finally {
+      clearInterval(typing);
+    }
+    terminal.close();
+    await stopAndWaitGone(sessionId);
+  });
+
+  it("says why on the terminal when a re-attach is refused for good", async () => {
+    const sessionId = await running();
+    const terminal = runner.client.terminal(sessionId);
+    await terminal.send("before\r");
+    await framesUntilText(terminal, "before");
+    runner.sim.faults.failNext({ resource: "pods", subresource: "attach", code: 404 });
+    expect(runner.sim.faults.cutAttachStreams({ pod: `telo-run-${sessionId}` })).toBe(1);
+    expect(textOf(await framesUntilText(terminal, "failed to attach"))).toContain(
+      "[runner] failed to attach PTY: the Kubernetes API rejected the request (NotFound, HTTP 404)",
+    );
+    terminal.close();
+    await stopAndWaitGone(sessionId);
+  });
 });
 
 describe("Kubernetes API cost", () => {

@@ -1,33 +1,33 @@
 /**
- * Watch sessions through the runner's two processes against the simulated cluster
- * (kubernetes.md §4): a multi-app pod with its workspace, reloads and container ends as run
- * events, per-app terminals and their tags, app-set changes, idle suspend and resume, failed and
- * stopped bring-ups, the co-resident agent, re-adoption after a supervisor restart, and the one
- * workspace-app ConfigMap all sessions share.
+ * Watch sessions through the runner's two processes (kubernetes.md §4): a multi-app pod with its
+ * workspace, reloads and container ends as run events, per-app terminals and their tags, app-set
+ * changes, idle suspend and resume, stopped bring-ups, the co-resident agent, re-adoption after
+ * a supervisor restart, and the one workspace-app ConfigMap all sessions share. Runs on the
+ * simulated cluster in `npm test` and on the real one in `npm run test:cluster`, where the
+ * kernel stand-in reloads on every workspace write as the real kernel's --watch does and takes
+ * its per-app script from each app's manifest (test/cluster/standin.ts).
  *
  * Not covered here because the simulator cannot script them yet: stderr bytes after the attach
  * (the simulated container prints only at its start, before any attach), and a reload that
  * declares different ports (the simulated kernel always declares the container's spec ports;
  * test/kube/watch-session.test.ts covers that path with a stand-in kernel inspector).
- * Simulator-only: it scripts containers per app through `config.simulate`, which the real
- * cluster's kernel stand-in does not read; watch-basics.test.ts runs a watch session on both.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/contract/wire.ts";
 import { waitFor } from "../support/wait.ts";
-import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
 const WEB = "web/telo.yaml";
 const WORKER = "worker/telo.yaml";
 
-/** A watch session of a tty app `web` (port 3000) and a streams app `worker`; `simulate` scripts the sim. */
+/** A watch session of a tty app `web` (port 3000) and a streams app `worker`; `simulate` scripts either cluster. */
 function watchBody(simulate: Record<string, string | number | boolean> = {}) {
-  return {
-    mode: "watch" as const,
+  return kubeSessionBody(simulate, {
+    mode: "watch",
     apps: [
-      { name: "web", entryRelativePath: WEB, ports: [{ port: 3000, protocol: "tcp" as const }], io: "tty" as const },
-      { name: "worker", entryRelativePath: WORKER, io: "streams" as const },
+      { name: "web", entryRelativePath: WEB, ports: [{ port: 3000, protocol: "tcp" }], io: "tty" },
+      { name: "worker", entryRelativePath: WORKER, io: "streams" },
     ],
     bundle: {
       entryRelativePath: WEB,
@@ -36,12 +36,13 @@ function watchBody(simulate: Record<string, string | number | boolean> = {}) {
         { relativePath: WORKER, contents: "kind: Telo.Application\nmetadata: { name: worker }\n" },
       ],
     },
-    env: {},
-    config: { image: "telorun/node:latest-slim", pullPolicy: "missing" as const, simulate },
-  };
+  });
 }
 
-const watchPodsOf = async (runner: KubeRunner, sessionId: string) =>
+// A real pod takes seconds to go.
+const GONE_MS = 60_000;
+
+const watchPodsOf = async (runner: ClusterRunner, sessionId: string) =>
   (await runner.sessionPods()).filter((name) => name.startsWith(`telo-watch-${sessionId}-`));
 
 /** The event as a run start, or undefined. */
@@ -49,17 +50,19 @@ const startOf = (event: RunEvent) => (event.type === "run" && event.phase === "s
 
 const isRun = (app: string, phase: string) => (event: RunEvent) => event.type === "run" && event.app === app && event.phase === phase;
 
-describe("watch sessions on the simulated cluster", () => {
-  let runner: KubeRunner;
+describe(`watch sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
+  let runner: ClusterRunner;
   const sessions: string[] = [];
 
   beforeAll(async () => {
-    runner = await startKubeRunner({
+    // The agent's image: the simulator scripts any; on the real node the kernel stand-in's.
+    const agentImage = ON_REAL_CLUSTER ? (kubeSessionBody().config?.image ?? "") : "acme/agent:1";
+    runner = await startClusterRunner({
       env: {
         RUNNER_WATCH_SESSIONS: "true",
         RUNNER_WATCH_IDLE_SECONDS: "1",
         RUNNER_WORKSPACE_CHECKPOINT_SECONDS: "1",
-        RUNNER_APPS: JSON.stringify({ helper: { image: "acme/agent:1", port: 7000, env: { AGENT_TOKEN: "operator-secret" } } }),
+        RUNNER_APPS: JSON.stringify({ helper: { image: agentImage, port: 7000, env: { AGENT_TOKEN: "operator-secret" } } }),
       },
     });
   });
@@ -70,7 +73,7 @@ describe("watch sessions on the simulated cluster", () => {
   });
   afterAll(async () => {
     // No test leaves a pod behind.
-    await waitFor("every session pod to be gone", async () => (await runner.sessionPods()).length === 0 || undefined);
+    await waitFor("every session pod to be gone", async () => (await runner.sessionPods()).length === 0 || undefined, GONE_MS);
     await runner?.close();
   });
 
@@ -113,8 +116,14 @@ describe("watch sessions on the simulated cluster", () => {
     const tree = await runner.client.workspaceTree(sessionId);
     expect(tree.files.map((file) => file.path)).toEqual(["telo-workspace.yaml", WEB, WORKER]);
     expect((await runner.client.workspaceFile(sessionId, "telo-workspace.yaml")).content).toContain("modules: [\"*\"]");
+    // Written once web's kernel runs, so that it sees the write (a real kernel boots seconds after the seed).
+    await eventsUntil(runner.client, sessionId, isRun("web", "started"));
     expect(await runner.client.applyWorkspace(sessionId, { write: [{ path: "notes.md", content: "hello" }] })).toEqual({ written: 1, deleted: 0 });
     expect(await runner.client.workspaceFile(sessionId, "notes.md")).toEqual({ content: "hello", size: 5 });
+
+    // The write starts web's next generation (a real kernel notices it within its poll), before
+    // the manual reload, so that the two are not seen as one change.
+    await eventsUntil(runner.client, sessionId, (event) => startOf(event)?.app === "web" && startOf(event)?.generation === 2);
 
     // Each app's kernel runs its first generation; a reload of `web` starts its next one, manually.
     await eventsUntil(runner.client, sessionId, isRun("worker", "started"));
@@ -127,7 +136,8 @@ describe("watch sessions on the simulated cluster", () => {
       [2, "watch"],
       [3, "manual"],
     ]);
-    expect(events).toContainEqual({ type: "reachability", app: "web", port: 3000, state: "reachable" });
+    // Reachability is checked once the kernel reports its ports, in its own time.
+    await eventsUntil(runner.client, sessionId, (event) => event.type === "reachability" && event.app === "web" && event.state === "reachable");
 
     // Each app has its own terminal: the tty app's bytes are tagged tty, the streams app's stdout.
     const web = runner.client.terminal(sessionId, { app: "web" });
@@ -144,7 +154,7 @@ describe("watch sessions on the simulated cluster", () => {
 
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
-    await waitFor("the watch pod to be gone", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined);
+    await waitFor("the watch pod to be gone", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined, GONE_MS);
   });
 
   it("reports an app container that exits as that app's run outcome, and the session stays running", async () => {
@@ -238,19 +248,23 @@ describe("watch sessions on the simulated cluster", () => {
     expect(configMaps.items.map((item) => item.metadata?.name).filter((name) => name?.startsWith("telo-workspace-app-"))).toHaveLength(1);
   });
 
-  it("fails a pod that ends before serving, and deletes it", async () => {
-    const sessionId = await create({ "exit-code": 1, "exit-code.workspace": 1 });
-    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
-    expect(end).toEqual({ type: "status", status: { kind: "failed", message: "start: pod reached Failed before serving" } });
-    await waitFor("the failed pod to be deleted", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined);
-  });
+  // Simulator-only: `exit-code.workspace` scripts the workspace container, which on the real node runs the workspace app's own manifest.
+  if (!ON_REAL_CLUSTER) {
+    it("fails a pod that ends before serving, and deletes it", async () => {
+      const sessionId = await create({ "exit-code": 1, "exit-code.workspace": 1 });
+      const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+      expect(end).toEqual({ type: "status", status: { kind: "failed", message: "start: pod reached Failed before serving" } });
+      await waitFor("the failed pod to be deleted", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined);
+    });
+  }
 
   it("stops a session whose pod is still pulling its image, deleting the pod", async () => {
-    const sessionId = await create({ "image-pull.workspace": "fail" });
+    // Every container's pull fails (plain keys script the app containers only on the simulator).
+    const sessionId = await create({ "image-pull": "fail", "image-pull.workspace": "fail" });
     await eventsUntil(runner.client, sessionId, (event) => event.type === "progress" && event.message === "Pulling image");
     await runner.client.deleteSession(sessionId);
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
-    await waitFor("the pod to be deleted", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined);
+    await waitFor("the pod to be deleted", async () => (await watchPodsOf(runner, sessionId)).length === 0 || undefined, GONE_MS);
   });
 
   it("re-adopts a live watch session after the supervisor is killed, and sweeps stale workspace ConfigMaps at boot", async () => {

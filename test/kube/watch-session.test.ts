@@ -132,8 +132,8 @@ describe("watch session pod watch", () => {
     await workload.done;
     expect(reports.of("status").at(-1)).toEqual([{ kind: "failed", message: "session pod reached Failed" }]);
     expect(reports.of("runEnded")).toEqual([
-      ["web", { reason: "application container DeadlineExceeded (exit code 137)" }],
-      ["worker", { reason: "application container DeadlineExceeded (exit code 137)" }],
+      ["web", { reason: "application container DeadlineExceeded (exit code 143)" }],
+      ["worker", { reason: "application container DeadlineExceeded (exit code 143)" }],
     ]);
     // The ended pod is deleted with the session.
     await waitFor("the pod to go", () => ctx.watcher.pods().every((pod) => !pod.metadata?.name?.startsWith("telo-watch-bbbbbbbbbbbb-")) || undefined);

@@ -174,20 +174,20 @@ export function kubeSessionBody(simulate: Record<string, string | number | boole
 function standinBody(body: Parameters<RunnerClient["createSession"]>[0], simulate: Record<string, string | number | boolean>) {
   const real = inject("realCluster");
   const pullFails = simulate["image-pull"] === "fail";
-  const apps = body.apps ?? [{ entryRelativePath: body.bundle.entryRelativePath, ports: body.ports ?? [] }];
+  // The container each entry runs in, as the pod builders name it (src/kube/specs).
+  const apps = body.apps?.map((app) => ({ ...app, container: `app-${app.name}` })) ?? [
+    { entryRelativePath: body.bundle.entryRelativePath, ports: body.ports ?? [], container: "session" },
+  ];
   // The create body's input type leaves a port unparsed; these bodies are the tests' own, with numbers.
   type Port = { port: number; protocol: "tcp" | "udp" };
-  const portsOf = (path: string): Port[] =>
-    simulate.listen === false ? [] : ((apps.find((app) => app.entryRelativePath === path)?.ports ?? []) as Port[]);
-  const isEntry = (path: string) => apps.some((app) => app.entryRelativePath === path);
+  const portsOf = (app: (typeof apps)[number]): Port[] => (simulate.listen === false ? [] : ((app.ports ?? []) as Port[]));
+  const script = (path: string) => {
+    const app = apps.find((candidate) => candidate.entryRelativePath === path);
+    return app ? standinManifest(simulate, portsOf(app), app.container) : "";
+  };
   return {
     ...body,
-    bundle: {
-      ...body.bundle,
-      files: body.bundle.files.map((file) =>
-        isEntry(file.relativePath) ? { ...file, contents: `${file.contents}${standinManifest(simulate, portsOf(file.relativePath))}` } : file,
-      ),
-    },
+    bundle: { ...body.bundle, files: body.bundle.files.map((file) => ({ ...file, contents: `${file.contents}${script(file.relativePath)}` })) },
     // A registry name that resolves nowhere: the kubelet's pull fails and backs off, as with the simulator's `image-pull: fail`.
     config: { ...body.config, image: pullFails ? "registry.invalid/nonexistent:1" : real.kernelImage },
   } as Parameters<RunnerClient["createSession"]>[0];

@@ -2,13 +2,15 @@
  * One container's terminal (kubernetes.md §2.6, §4.5) for run and watch sessions alike: the
  * attach, what was printed before it (from the pod log, issue 11 bug 9), the terminal size
  * sent on every attach, keystrokes typed before it, and the re-attach of a stream cut while
- * the container still runs — never of a container that has ended (issue 9 bugs 5 and 9).
+ * the container still runs — never of a container that has ended (issue 9 bugs 5 and 9) —
+ * retried while the control plane restarts (issue 9, relist after the apiserver restarts).
  */
 import type { ByteStreamTag } from "../../contract/wire.ts";
 import { withDeadline } from "../api.ts";
 import type { KubeContext } from "../context.ts";
 import { type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
+import { attachRetryPause } from "../status/attach-retry.ts";
 import { overlapLength } from "./overlap.ts";
 
 /** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
@@ -103,7 +105,8 @@ export class ContainerTerminal {
     return pod?.status?.phase === "Running" && status?.state?.running !== undefined;
   }
 
-  async #attach(first: boolean): Promise<void> {
+  /** `attempt` counts the tries of this attach since the last stream that opened. */
+  async #attach(first: boolean, attempt = 1): Promise<void> {
     if (this.#closed) return;
     // Until the log is read, live output waits, so the two can be joined without a repeat.
     let held: Buffer[] | undefined = first && this.#target.tty ? [] : undefined;
@@ -117,12 +120,7 @@ export class ContainerTerminal {
         onOutput: (bytes, stream) => (held ? held.push(bytes) : this.#emit(bytes, stream)),
       });
     } catch (error) {
-      const say = () => this.#target.say(`failed to attach${this.#target.tty ? " PTY" : ""}: ${apiReason(error)}`);
-      if (this.#closed) return;
-      if (first) return say();
-      // A re-attach refused because the container has just ended is its end, not a failure to
-      // tell; the pod watch may lag the container by a moment, so it is asked once more later.
-      setTimeout(() => !this.#closed && this.#containerRunning() && say(), this.#ctx.timings.reattachDelayMs).unref();
+      if (!this.#closed) this.#refused(error, first, attempt);
       return;
     }
     if (this.#closed) return attachment.close();
@@ -138,6 +136,22 @@ export class ContainerTerminal {
       this.#emit(live.subarray(overlapLength(log, live)));
     }
     void attachment.closed.then(() => this.#onClosed(attachment));
+  }
+
+  /**
+   * A refused attach is tried again while the container runs and the refusal may pass (a
+   * control-plane restart: attach-retry.ts); a refusal because the container has just ended is
+   * its end, not a failure to tell (the pod watch may lag the container by a moment, so the
+   * container is looked at after the pause). Otherwise the terminal says why, once.
+   */
+  #refused(error: unknown, first: boolean, attempt: number): void {
+    const pause = attachRetryPause(error, attempt, this.#ctx.timings.reattachDelayMs);
+    setTimeout(() => {
+      if (this.#closed || !this.#containerRunning()) return;
+      if (pause !== undefined) return void this.#attach(first, attempt + 1);
+      const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : "";
+      this.#target.say(`failed to attach${this.#target.tty ? " PTY" : ""}: ${apiReason(error)}${gaveUp}`);
+    }, pause ?? this.#ctx.timings.reattachDelayMs).unref();
   }
 
   /** A stream cut while the container still runs (network, apiserver restart) is re-attached. */

@@ -4,6 +4,7 @@
  */
 import type { V1ContainerStateTerminated, V1Pod } from "@kubernetes/client-node";
 import { APP_CONTAINER_PREFIX } from "../specs/names.ts";
+import { kubeletEndReason } from "./terminal.ts";
 
 export interface AppRunEnd {
   /** The app name (container name without `app-`). */
@@ -11,11 +12,16 @@ export interface AppRunEnd {
   reason: string;
 }
 
-/** `application container <reason> (exit code n)`, or `… exited (code n)` for a plain exit. */
-export function runEndedReason(terminated: V1ContainerStateTerminated): string {
+/**
+ * `application container <reason> (exit code n)`, or `… exited (code n)` for a plain exit. The
+ * reason is the pod's when the kubelet ended the container (`DeadlineExceeded`: on a real node
+ * the container itself only says `Error`, exit code 143, of the kubelet's SIGTERM).
+ */
+export function runEndedReason(terminated: V1ContainerStateTerminated, podReason?: string): string {
   const code = typeof terminated.exitCode === "number" ? String(terminated.exitCode) : "unknown";
-  if (terminated.reason && terminated.reason !== "Completed") {
-    return `application container ${terminated.reason} (exit code ${code})`;
+  const reason = podReason ?? terminated.reason;
+  if (reason && reason !== "Completed") {
+    return `application container ${reason} (exit code ${code})`;
   }
   return `application container exited (code ${code})`;
 }
@@ -28,6 +34,6 @@ export function appRunEnds(pod: V1Pod): AppRunEnd[] {
   return (pod.status?.containerStatuses ?? []).flatMap((status) => {
     const terminated = status.state?.terminated;
     if (!status.name.startsWith(APP_CONTAINER_PREFIX) || !terminated) return [];
-    return [{ app: status.name.slice(APP_CONTAINER_PREFIX.length), reason: runEndedReason(terminated) }];
+    return [{ app: status.name.slice(APP_CONTAINER_PREFIX.length), reason: runEndedReason(terminated, kubeletEndReason(pod)) }];
   });
 }

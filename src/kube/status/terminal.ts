@@ -40,16 +40,35 @@ function stateFailure(state: V1ContainerState | undefined): string | undefined {
 }
 
 /**
- * Why the pod failed: the first failing container (init containers first; current state, then
- * the last one), else the pod's own message or reason, else `pod failed`.
+ * Pod reasons under which the kubelet itself ended the containers (past activeDeadlineSeconds,
+ * an eviction): their exits (143 for its SIGTERM, 137 for its SIGKILL) are its doing, so the
+ * pod's own account is the cause.
+ */
+const KUBELET_ENDED = new Set(["DeadlineExceeded", "Evicted"]);
+
+/** The pod's reason when the kubelet ended its containers, else undefined. */
+export function kubeletEndReason(pod: V1Pod): string | undefined {
+  const reason = pod.status?.reason;
+  return reason !== undefined && KUBELET_ENDED.has(reason) ? reason : undefined;
+}
+
+function podOwnAccount(pod: V1Pod): string {
+  const message = pod.status?.message ? truncateDetail(pod.status.message) : "";
+  return message || pod.status?.reason || "pod failed";
+}
+
+/**
+ * Why the pod failed: the kubelet's account when it ended the containers itself, else the first
+ * failing container (init containers first; current state, then the last one), else the pod's
+ * own message or reason, else `pod failed`.
  */
 export function podFailureMessage(pod: V1Pod): string {
+  if (kubeletEndReason(pod)) return podOwnAccount(pod);
   for (const { role, status } of containerStatusesInOrder(pod)) {
     const failure = stateFailure(status.state) ?? stateFailure(status.lastState);
     if (failure) return `${role} "${status.name}" ${failure}`;
   }
-  const message = pod.status?.message ? truncateDetail(pod.status.message) : "";
-  return message || pod.status?.reason || "pod failed";
+  return podOwnAccount(pod);
 }
 
 /** A user stop always reads as `stopped`, whatever the pod then reports. */

@@ -24,4 +24,14 @@ describe("appRunEnds", () => {
     });
     expect(appRunEnds(watchPod)).toEqual([{ app: "api", reason: "application container Error (exit code 1)" }]);
   });
+
+  it("names the pod's deadline for an app the kubelet ended past it, with the container's own exit", () => {
+    const past = pod({
+      phase: "Failed",
+      reason: "DeadlineExceeded",
+      message: "Pod was active on the node longer than the specified deadline",
+      containerStatuses: [containerStatus("app-api", terminated(143, "Error")), containerStatus("workspace", terminated(143, "Error"))],
+    });
+    expect(appRunEnds(past)).toEqual([{ app: "api", reason: "application container DeadlineExceeded (exit code 143)" }]);
+  });
 });

@@ -77,6 +77,29 @@ describe("podFailureMessage", () => {
     ).toBe("Pod was active on the node longer than the specified deadline");
   });
 
+  // What a real kubelet reports past activeDeadlineSeconds: its SIGTERM ended the container.
+  it("gives the kubelet's account when it ended the containers itself, not their exits", () => {
+    const deadline = pod({
+      phase: "Failed",
+      reason: "DeadlineExceeded",
+      message: "Pod was active on the node longer than the specified deadline",
+      initContainerStatuses: [containerStatus("body-fetch", terminated(0, "Completed"))],
+      containerStatuses: [containerStatus("session", terminated(143, "Error"))],
+    });
+    expect(podFailureMessage(deadline)).toBe("Pod was active on the node longer than the specified deadline");
+    expect(terminalStatus(deadline, false)).toEqual({ kind: "failed", message: "Pod was active on the node longer than the specified deadline" });
+    const evicted = pod({
+      phase: "Failed",
+      reason: "Evicted",
+      message: "The node was low on resource: memory.",
+      containerStatuses: [containerStatus("session", terminated(137, "Error"))],
+    });
+    expect(podFailureMessage(evicted)).toBe("The node was low on resource: memory.");
+    expect(podFailureMessage(pod({ phase: "Failed", reason: "DeadlineExceeded", containerStatuses: [containerStatus("session", terminated(143, "Error"))] }))).toBe(
+      "DeadlineExceeded",
+    );
+  });
+
   it("falls back to the pod reason, then to `pod failed`", () => {
     expect(podFailureMessage(pod({ phase: "Failed", reason: "Evicted" }))).toBe("Evicted");
     expect(podFailureMessage(pod({ phase: "Failed" }))).toBe("pod failed");

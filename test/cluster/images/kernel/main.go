@@ -14,7 +14,7 @@
 //
 // Like the real kernel it echoes its terminal (stdin lines back to stdout), serves the inspector
 // stream on --inspect as the real kernel does (no `id:` lines, the whole buffer replayed to every
-// connection), reloads on entry changes with --watch, and run on the workspace app's manifest
+// connection), reloads on every change of its workspace with --watch, and run on the workspace app's manifest
 // (WORKSPACE_DIR set) it serves the workspace container's HTTP surface. Run without arguments,
 // as a catalog app's image entrypoint is (src/kube/specs/app-pod.ts), it is a predefined app that
 // echoes its terminal until stdin ends.
@@ -166,19 +166,22 @@ func exhaustMemory() {
 	}
 }
 
-// runWatching reboots the application whenever the entry file changes, as `telo run --watch`.
+// runWatching reboots the application whenever a file of its workspace changes, as
+// `telo run --watch` does: the real kernel watches every file of the workspace, not only the
+// entry, and a rewrite of the same bytes (the runner's manual reload) is a change too.
 func runWatching(entry string, app script, stream *debugStream) {
+	root := workspaceRoot(entry)
 	for {
 		reload := make(chan struct{})
 		go func(before string) {
 			for {
 				time.Sleep(200 * time.Millisecond)
-				if now, _ := os.ReadFile(entry); string(now) != before {
+				if fingerprint(root) != before {
 					close(reload)
 					return
 				}
 			}
-		}(app.source)
+		}(fingerprint(root))
 		code := runOnce(app, stream, reload)
 		stream.stopped(code)
 		select {

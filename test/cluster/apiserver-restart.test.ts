@@ -4,16 +4,15 @@
  * and the runner must relist, and still see the pod end. Real cluster only: the simulator cannot
  * restart its apiserver; its counterpart is faults.test.ts's forced 410.
  *
- * Awaits a runner fix: the restarted apiserver listens before its authorizer has synced, and
- * answers the runner's immediate re-attach of the session's terminal with 403. The runner never
- * attaches again, so the terminal stays dead (this test times out typing into it) and the audit
- * log holds a 403 for the runner's ServiceAccount. A 403 (or any refusal) of a re-attach while
- * the pod still runs should be retried like a cut stream.
+ * The restarted apiserver listens before its authorizer has synced and answers the runner's
+ * immediate re-attach of the session's terminal with 403: the runner tries again
+ * (src/kube/status/attach-retry.ts) until it is served, so the terminal echoes again. Those
+ * 403s are in the audit log; rbac-audit.test.ts tells them from a missing grant.
  */
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
-import { waitFor } from "../../support/wait.ts";
-import { type ClusterRunner, kubeSessionBody, startClusterRunner } from "../../support/kube-runner.ts";
-import { eventsOf, eventsUntil, framesUntilText, isStatus } from "../../support/streams.ts";
+import { waitFor } from "../support/wait.ts";
+import { type ClusterRunner, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
+import { eventsOf, eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 
 describe("the real apiserver restarted under a live session", () => {
   let runner: ClusterRunner;
