@@ -24,7 +24,7 @@ const IDENTITY_OPTIONS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnaut
 type PlainAgent = http.Agent & { options: Record<string, unknown> };
 
 export function reusingConnections(kubeConfig: KubeConfig): SecurityAuthentication {
-  let shared: { identity: string; agent: http.Agent } | undefined;
+  let shared: { kind: Function; identity: unknown[]; agent: http.Agent } | undefined;
   return {
     getName: () => "kubeconfig, kept-alive connections",
     async applySecurityAuthentication(context: RequestContext): Promise<void> {
@@ -32,12 +32,23 @@ export function reusingConnections(kubeConfig: KubeConfig): SecurityAuthenticati
       const fresh = context.getAgent() as PlainAgent | undefined;
       const Kind = fresh?.constructor;
       if (fresh === undefined || (Kind !== http.Agent && Kind !== https.Agent)) return;
-      const identity = `${Kind === https.Agent ? "https" : "http"} ${JSON.stringify(IDENTITY_OPTIONS.map((name) => fresh.options[name] ?? null))}`;
-      if (shared?.identity !== identity) {
+      const identity = IDENTITY_OPTIONS.map((name) => fresh.options[name]);
+      if (shared === undefined || shared.kind !== Kind || !sameValues(shared.identity, identity)) {
         const options = { ...fresh.options, keepAlive: true, timeout: IDLE_CONNECTION_MS };
-        shared = { identity, agent: Kind === https.Agent ? new https.Agent(options) : new http.Agent(options) };
+        shared = { kind: Kind, identity, agent: Kind === https.Agent ? new https.Agent(options) : new http.Agent(options) };
       }
       context.setAgent(shared.agent);
     },
   };
+}
+
+/** Element-wise equality; client-node reads key material afresh for every request, so buffers are compared by content. */
+function sameValues(a: unknown[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((value, i) => sameValue(value, b[i]));
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return sameValues(a, b);
+  return a === b;
 }
