@@ -4,7 +4,8 @@
  * one table and writes the same figures to bench/results/<date>.json and latest.json.
  *
  * Sections: 1 start overhead, 2 Kubernetes API cost (requests per start/stop, open watches),
- * 3 memory, 4 terminal, 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts).
+ * 3 memory, 4 terminal, 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts),
+ * 7 realistic start (section 1's comparison with a 1 s container start).
  * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
  * The api and the supervisor run compiled, as the image runs them (bench/support/build.ts);
  * `--source` runs them through tsx instead, as the tests do (faster to iterate on, but the
@@ -15,6 +16,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { FANOUT_FULL, FANOUT_QUICK, runFanoutBench } from "./fanout.ts";
+import { REALISTIC_FULL, REALISTIC_POD_START_MS, REALISTIC_QUICK, runRealisticStartBench } from "./realistic.ts";
 import { SCALE_FULL, SCALE_QUICK, runScaleBench } from "./scale.ts";
 import { START_FULL, START_QUICK, runStartBench } from "./start.ts";
 import { renderNotes, renderTable, type Row } from "./support/report.ts";
@@ -51,8 +53,8 @@ async function section(name: string, run: () => Promise<Row[]>): Promise<void> {
   }
 }
 
-async function withRunner(run: (runner: BenchRunner) => Promise<void>): Promise<void> {
-  const runner = await startBenchRunner({ mode });
+async function withRunner(run: (runner: BenchRunner) => Promise<void>, podStartDelayMs = 0): Promise<void> {
+  const runner = await startBenchRunner({ mode, podStartDelayMs });
   try {
     await run(runner);
   } finally {
@@ -87,6 +89,12 @@ if (wanted("2", "3")) {
   await withRunner(async (runner) => {
     await section("3 memory", () => runScaleBench(runner, quick ? SCALE_QUICK : SCALE_FULL));
   });
+}
+// A kubelet that takes as long as a real one: a runner (and cluster) of its own.
+if (wanted("7")) {
+  await withRunner(async (runner) => {
+    await section("7 realistic start", () => runRealisticStartBench(runner, quick ? REALISTIC_QUICK : REALISTIC_FULL));
+  }, REALISTIC_POD_START_MS);
 }
 // bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
 if (wanted("6")) {

@@ -12,6 +12,7 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 import { countedApiClient } from "../metrics/kube-client.ts";
+import { reusingConnections } from "./connection-reuse.ts";
 
 export type KubeApi = {
   kubeConfig: KubeConfig;
@@ -24,13 +25,15 @@ export type KubeApi = {
 };
 
 export function kubeApi(kubeConfig: KubeConfig): KubeApi {
+  // One set of kept-alive connections for all the typed clients.
+  const authentication = reusingConnections(kubeConfig);
   return {
     kubeConfig,
-    core: countedApiClient(kubeConfig, CoreV1Api),
-    networking: countedApiClient(kubeConfig, NetworkingV1Api),
-    batch: countedApiClient(kubeConfig, BatchV1Api),
-    custom: countedApiClient(kubeConfig, CustomObjectsApi),
-    apis: countedApiClient(kubeConfig, ApisApi),
+    core: countedApiClient(kubeConfig, CoreV1Api, authentication),
+    networking: countedApiClient(kubeConfig, NetworkingV1Api, authentication),
+    batch: countedApiClient(kubeConfig, BatchV1Api, authentication),
+    custom: countedApiClient(kubeConfig, CustomObjectsApi, authentication),
+    apis: countedApiClient(kubeConfig, ApisApi, authentication),
     watch: new Watch(kubeConfig),
   };
 }

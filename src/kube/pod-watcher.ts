@@ -7,11 +7,13 @@
  * no timeout of its own), so each is bounded by `timeoutSeconds`, kept honest by bookmarks and
  * an inactivity timer, and resumed from the last resourceVersion; a 410 — as an answer or as an
  * in-stream ERROR event — means relist. A relist reports pods that vanished meanwhile as gone.
+ * The cache keeps each pod trimmed to the fields the supervisor reads (pod-trim.ts).
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "../log.ts";
 import { podWatchRestarted } from "../metrics/figures.ts";
 import type { KubeApi } from "./api.ts";
+import { trimPod } from "./pod-trim.ts";
 import { httpStatusOf } from "./status/api-error.ts";
 
 export type PodListener = (pod: V1Pod | undefined) => void;
@@ -165,7 +167,9 @@ export class PodWatcher {
     }
   }
 
-  #apply(name: string, pod: V1Pod | undefined): void {
+  /** Cache and listeners see the same trimmed copy (pod-trim.ts says what it keeps). */
+  #apply(name: string, received: V1Pod | undefined): void {
+    const pod = received && trimPod(received);
     if (pod) this.#pods.set(name, pod);
     else if (this.#pods.has(name)) this.#pods.delete(name);
     else return;

@@ -11,19 +11,27 @@ import {
   Observable,
   type RequestContext,
   type ResponseContext,
+  type SecurityAuthentication,
   ServerConfiguration,
   createConfiguration,
 } from "@kubernetes/client-node";
 import { type KubeRequestLabels, kubeRequestMade } from "./figures.ts";
 
-/** `kubeConfig.makeApiClient(type)`, with every request counted. */
-export function countedApiClient<T>(kubeConfig: KubeConfig, type: new (configuration: Configuration) => T): T {
+/**
+ * `kubeConfig.makeApiClient(type)`, with every request counted; `authentication` (the
+ * kubeconfig's own by default) is how each request is authenticated and which agent it uses.
+ */
+export function countedApiClient<T>(
+  kubeConfig: KubeConfig,
+  type: new (configuration: Configuration) => T,
+  authentication: SecurityAuthentication = kubeConfig,
+): T {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error("no current cluster in the kubeconfig");
   return new type(
     createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kubeConfig },
+      authMethods: { default: authentication },
       httpApi: counting(new IsomorphicFetchHttpLibrary()),
     }),
   );

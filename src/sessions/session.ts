@@ -225,11 +225,12 @@ export class Session {
   }
 
   /**
-   * Output for an app; unknown apps are dropped (contract.md §4.5). Chunks arriving within one
-   * tick for the same app and stream are merged before they enter the replay buffer: a terminal
-   * that echoes byte by byte would otherwise cost a frame, a seq and a WebSocket message per
-   * byte on both processes. Every event flushes first, so output always precedes the status
-   * that follows it.
+   * Output for an app; unknown apps are dropped (contract.md §4.5). The first chunk of an
+   * event-loop turn goes out at once, so a keystroke's echo waits for no later turn (issue 13,
+   * terminal echo); chunks arriving after it within the same turn for the same app and stream
+   * are merged and go out at the turn's end: a terminal that echoes byte by byte would
+   * otherwise cost a frame, a seq and a WebSocket message per byte on both processes. Every
+   * event flushes first, so output always precedes the status that follows it.
    */
   pushOutput(appName: string, bytes: Uint8Array, tag: ByteStreamTag): void {
     const app = this.apps.get(appName);
@@ -241,13 +242,13 @@ export class Session {
     const next = (this.#pendingOutput ??= { app, tag, chunks: [], bytes: 0 });
     next.chunks.push(Buffer.from(bytes));
     next.bytes += bytes.byteLength;
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      setImmediate(() => {
-        this.#flushScheduled = false;
-        this.flushOutput();
-      });
-    }
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      this.flushOutput();
+    });
+    this.flushOutput();
   }
 
   /** Moves merged output into its app's replay buffer, in slices of at most 64 KiB. */

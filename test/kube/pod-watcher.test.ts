@@ -37,3 +37,56 @@ describe("pod watcher", () => {
     }
   });
 });
+
+describe("pod watcher cache", () => {
+  it("keeps each pod trimmed to what the supervisor reads, from the list and from the watch alike", async () => {
+    const ns = await freshNamespace(c);
+    const log = createLogger("test", "warn", () => undefined);
+    const managedFields = [{ manager: "kubectl", operation: "Update", apiVersion: "v1", fieldsType: "FieldsV1", fieldsV1: { "f:metadata": {} } }];
+    const heavy = (name: string) => {
+      const body = pod(name, {
+        labels: { app: "trimmed" },
+        annotations: { "telo.run/session": "{}" },
+        container: {
+          command: ["sleep", "3600"],
+          env: [{ name: "GREETING", value: "hello" }],
+          ports: [{ containerPort: 8080, protocol: "TCP" }],
+          resources: { limits: { cpu: "1", memory: "256Mi" } },
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
+        },
+        spec: { initContainers: [{ name: "fetch", image: "busybox:1.36", command: ["true"] }], volumes: [{ name: "scratch", emptyDir: {} }] },
+      });
+      return { ...body, metadata: { ...body.metadata, managedFields } };
+    };
+    // One pod exists before the watcher starts (it comes from the list), one after (from the watch).
+    const stored = await c.core.createNamespacedPod({ namespace: ns, body: heavy("listed") });
+    const watcher = new PodWatcher(kubeApi(c.kc), { namespace: ns, labelSelector: "app=trimmed" }, log);
+    const seen: unknown[] = [];
+    watcher.subscribe("watched", (update) => seen.push(update));
+    watcher.start();
+    try {
+      await watcher.ready;
+      await c.core.createNamespacedPod({ namespace: ns, body: heavy("watched") });
+      await waitFor("both pods Running in the cache", () => ["listed", "watched"].every((name) => watcher.get(name)?.status?.phase === "Running"));
+      for (const name of ["listed", "watched"]) {
+        const cached = watcher.get(name)!;
+        expect(cached.metadata).toMatchObject({ name, namespace: ns, labels: { app: "trimmed" }, annotations: { "telo.run/session": "{}" } });
+        expect(cached.metadata?.uid).toBeTruthy();
+        expect(cached.metadata?.resourceVersion).toBeTruthy();
+        expect(cached.metadata).not.toHaveProperty("managedFields");
+        expect(cached.spec).toEqual({
+          nodeName: expect.any(String),
+          containers: [{ name: "main", image: "busybox:1.36", env: [{ name: "GREETING", value: "hello" }], ports: [expect.objectContaining({ containerPort: 8080 })] }],
+        });
+        expect(cached.status?.containerStatuses?.[0]?.state?.running).toBeDefined();
+      }
+      // Subscribers get the same trimmed copy the cache holds.
+      expect(seen.at(-1)).toBe(watcher.get("watched"));
+      // The stored pod itself is whole: only the cache is trimmed.
+      expect(stored.spec?.containers[0]?.command).toEqual(["sleep", "3600"]);
+      expect(stored.metadata?.managedFields).toHaveLength(1);
+    } finally {
+      watcher.stop();
+    }
+  });
+});

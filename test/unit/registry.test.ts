@@ -88,7 +88,7 @@ describe("Registry", () => {
 });
 
 describe("Session output", () => {
-  it("merges the chunks of one tick per app and stream, and flushes before any event", () => {
+  it("sends a turn's first chunk at once, merges the rest of the turn per app and stream, and flushes before any event", () => {
     const target = session({
       apps: [
         { name: "web", entryRelativePath: "a", ports: [], io: "streams" },
@@ -100,8 +100,9 @@ describe("Session output", () => {
     target.pushOutput("api", Buffer.from("other app"), "tty");
     target.append({ type: "status", status: { kind: "exited", code: 0 } });
     const web = target.apps.get("web")!.bytes;
-    expect([1, 2].map((seq) => [web.get(seq)?.tag, web.get(seq)?.bytes.toString()])).toEqual([
-      ["stdout", "hello"],
+    expect([1, 2, 3].map((seq) => [web.get(seq)?.tag, web.get(seq)?.bytes.toString()])).toEqual([
+      ["stdout", "h"],
+      ["stdout", "ello"],
       ["stderr", "!"],
     ]);
     expect(target.apps.get("api")!.bytes.get(1)?.bytes.toString()).toBe("other app");
