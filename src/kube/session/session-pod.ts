@@ -16,6 +16,8 @@ export type SessionPodOptions = {
   /** See SessionPhase: what serving means for this session's mode. */
   needsIp: boolean;
   finishedRan: boolean;
+  /** The pod exists already (a re-adoption): its absence from the watch means it was deleted. */
+  adopted: boolean;
   /** A stop ends the start at once rather than at its deadline. */
   stopRequested: AbortSignal;
   onProgress(message: string): void;
@@ -49,7 +51,7 @@ export class SessionPod {
     this.#options = options;
     this.name = options.podName;
     this.deadlineAt = Date.now() + ctx.timings.startDeadlineMs;
-    this.#phase = { kind: "starting", deadlineAt: this.deadlineAt, needsIp: options.needsIp, finishedRan: options.finishedRan, seen: false };
+    this.#phase = { kind: "starting", deadlineAt: this.deadlineAt, needsIp: options.needsIp, finishedRan: options.finishedRan, seen: options.adopted };
     this.started = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
     // Handled by whoever awaits it; a failure before anyone does must not go unhandled.
     this.started.catch(() => undefined);
@@ -73,10 +75,12 @@ export class SessionPod {
     this.check();
   }
 
-  /** Reads the watch's current copy (after a create or on adoption). */
+  /**
+   * Reads the watch's current copy (after a create or on adoption). No copy is a wait after a
+   * create (the watch may lag it) and a disappearance on adoption.
+   */
   check(): void {
-    const cached = this.#ctx.watcher.get(this.name);
-    if (cached) this.#onPod(cached);
+    this.#onPod(this.#ctx.watcher.get(this.name));
   }
 
   /** From now on every change of the pod goes to `listener` (called once at once with the current copy). */

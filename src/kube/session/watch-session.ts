@@ -116,6 +116,7 @@ export class WatchSession {
       podName,
       needsIp: true,
       finishedRan: false,
+      adopted: input.existing !== undefined,
       stopRequested: stopped,
       onProgress: (message) => this.#callbacks.onProgress("provision", message),
     });
