@@ -21,6 +21,7 @@ import { createRouter, probeRoutingSupport } from "../kube/routing/routing.ts";
 import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing/resolution.ts";
 import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
 import { managedBySelector } from "../kube/specs/names.ts";
+import { prepareSocketPath } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
@@ -30,6 +31,8 @@ const core = exitOnConfigError(() => loadCoreConfig(process.env));
 const kube = exitOnConfigError(() => loadKubeConfig(process.env));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
+// First: a socket place this runner may not use refuses startup before any other work.
+await prepareSocketPath(core.internalSocketPath, core.internalSocketIsDefault).catch(exitOnStartupRefusal);
 
 const cluster = configuredCluster(process.env);
 if (!cluster) {
