@@ -270,6 +270,7 @@ export class RunSession {
       await pod.delete();
     } catch (error) {
       failure = new SessionStartError("start", `${message}; deleting the pod failed: ${apiReason(error)}`, { cause: error });
+      pod.collect(error);
     }
     this.#resolveDone();
     return failure;
@@ -284,9 +285,11 @@ export class RunSession {
     this.#resolveDone();
     // The history lives in the supervisor now: an ended pod would only hold quota. Its
     // Service and routes go with it (owner references).
-    await this.#pod
-      ?.delete()
-      .catch((error: unknown) => this.#ctx.log.warn("deleting an ended session pod failed", { sessionId: this.#spec.sessionId, reason: apiReason(error) }));
+    const pod = this.#pod;
+    await pod?.delete().catch((error: unknown) => {
+      this.#ctx.log.warn("deleting an ended session pod failed; retrying", { sessionId: this.#spec.sessionId, reason: apiReason(error) });
+      pod.collect(error);
+    });
   }
 
   #release(): void {

@@ -4,8 +4,11 @@
  * `status/pod-decision.ts` (the start deadline included), then reported to its session on every
  * change, and deleted exactly once however many ways a stop arrives (issue 9 bug 5).
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { KubeContext } from "../context.ts";
+import { apiReason } from "../status/api-error.ts";
+import { collectRetryPause } from "../status/collect-retry.ts";
 import { decidePod, type PodDecision, type SessionPhase } from "../status/pod-decision.ts";
 import { provisionMessage } from "../status/provision.ts";
 import { pullTrouble } from "../status/waiting.ts";
@@ -99,6 +102,30 @@ export class SessionPod {
       throw error;
     });
     return this.#deletion;
+  }
+
+  /**
+   * The pod's delete just failed with `failure` and nobody else will ask again (the session has
+   * ended): retry it in the background while the failure is passing trouble, then say so.
+   */
+  collect(failure: unknown): void {
+    const retry = async () => {
+      let error = failure;
+      for (let attempt = 1; ; attempt += 1) {
+        const pause = collectRetryPause(error, attempt);
+        if (pause === undefined) {
+          this.#ctx.log.warn("gave up deleting a session pod; it stays until the next supervisor's boot", { pod: this.name, reason: apiReason(error) });
+          return;
+        }
+        await sleep(pause);
+        try {
+          return await this.delete();
+        } catch (next) {
+          error = next;
+        }
+      }
+    };
+    void retry();
   }
 
   /** Stops following the pod (it is not deleted). */
