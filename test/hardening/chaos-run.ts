@@ -1,12 +1,12 @@
 /**
- * The chaos run (issue 11), seeded and replayable (CHAOS_SEED=<seed>; the seed is printed):
- * sessions are started and stopped while the simulated cluster's fault knobs fire at random
- * (API errors, latency on every verb including attach, dropped watches, 410s, cut attach
- * streams, pods deleted behind the runner's back), the supervisor is SIGKILLed twice and the
- * api restarted. Afterwards every session has a terminal status consistent with what its pod
- * did, no session object is left that no session explains, and the processes' fd counts and
- * RSS are back near their baseline. `npm run test:soak` runs it with 200 sessions
- * (CHAOS_SESSIONS); it is not part of `npm test` yet because it finds a runner bug (README "Tests").
+ * The chaos run (issue 11), seeded and replayable: sessions are started and stopped while the
+ * simulated cluster's fault knobs fire at random (API errors, latency on every verb including
+ * attach, dropped watches, 410s, cut attach streams, pods deleted behind the runner's back), the
+ * supervisor is SIGKILLed and the api restarted. Afterwards every session has a terminal status
+ * consistent with what its pod did, no session object is left that no session explains, and the
+ * processes' fd counts and RSS are back near their baseline. Only states and counts are checked:
+ * a slow machine only takes longer. `chaos.test.ts` (npm test) and `chaos.soak.ts` (npm run
+ * test:soak) run it at two sizes.
  */
 import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -14,77 +14,70 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expect } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
 import { startLocalCluster } from "../../src/local-cluster.ts";
-import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { SESSION_NAMESPACE } from "../support/kube-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { freePort } from "../support/ports.ts";
 import { capturedStderr, spawnTs, stopChild } from "../support/processes.ts";
-import { waitFor } from "../support/wait.ts";
-import { type Fault, chaosPlan, random } from "./chaos-plan.ts";
+import { GiveUp, waitFor } from "../support/wait.ts";
+import { type Fault, type PlanSize, chaosPlan, random } from "./chaos-plan.ts";
 
-const SESSIONS = Number(process.env.CHAOS_SESSIONS ?? 200);
-const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+export type ChaosRun = PlanSize & { seed: number };
+
+/** Sessions started at once; each wave's faults fire after its creations. */
 const CONCURRENCY = 8;
 const TERMINAL = new Set(["stopped", "exited", "failed"]);
+
+/** The seed to replay from the environment (CHAOS_SEED), else a fresh one. */
+export function seedFromEnv(): number {
+  return Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+}
 
 function procStatus(pid: number): { fds: number; rssKb: number } {
   const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
   return { fds: readdirSync(`/proc/${pid}/fd`).length, rssKb: Number(rss) };
 }
 
-describe(`chaos run (seed ${SEED}, ${SESSIONS} sessions; replay with CHAOS_SEED=${SEED})`, { timeout: 900_000 }, () => {
-  let dir: string;
-  let sim: SimulatedCluster;
-  let core: CoreV1Api;
-  let env: Record<string, string>;
-  let baseUrl: string;
-  let client: RunnerClient;
+/** One whole chaos run: its own simulated cluster and processes, torn down however it ends. */
+export async function runChaos(run: ChaosRun): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "k8s-runner-chaos-"));
+  const [port, bundlePort] = [await freePort(), await freePort()];
+  const local = await startLocalCluster(
+    { PORT: String(port), RUNNER_BUNDLE_PORT: String(bundlePort), RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"), RUNNER_MAX_SESSIONS: String(run.sessions + 50), RUNNER_START_DEADLINE_SECONDS: "20" },
+    { podStartDelayMs: 20, backoffMs: 200 },
+  );
+  const sim = local.cluster;
+  const env = local.env;
+  const core = sim.kubeConfig().makeApiClient(CoreV1Api);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const client = new RunnerClient(baseUrl);
   let api: ChildProcess | undefined;
   let supervisor: ChildProcess | undefined;
+  /** Every process of the run, the killed ones included: none may log a raw stack. */
+  const spawned: ChildProcess[] = [];
 
+  const isReady = async () => (await fetch(`${baseUrl}/v1/ready`).catch(() => undefined))?.status === 200;
   async function startSupervisor(): Promise<void> {
     supervisor = spawnTs("src/supervisor/main.ts", env);
     const child = supervisor;
+    spawned.push(child);
     await waitFor("the supervisor", async () => {
-      if (child.exitCode !== null) throw new Error(`supervisor exited (${child.exitCode}): ${capturedStderr(child)}`);
-      return (await fetch(`${baseUrl}/v1/ready`).catch(() => undefined))?.status === 200 || !api || undefined;
+      if (child.exitCode !== null) throw new GiveUp(`supervisor exited (${child.exitCode}): ${capturedStderr(child)}`);
+      return !api || (await isReady()) || undefined;
     }, 120_000);
   }
   async function startApi(): Promise<void> {
     api = spawnTs("src/api/main.ts", env);
     const child = api;
+    spawned.push(child);
     await waitFor("the api", async () => {
-      if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
+      if (child.exitCode !== null) throw new GiveUp(`api exited: ${capturedStderr(child)}`);
       return (await fetch(`${baseUrl}/v1/health`)).ok || undefined;
     }, 120_000);
+    await waitFor("the runner to be ready", isReady, 120_000);
   }
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "k8s-runner-chaos-"));
-    const [port, bundlePort] = [await freePort(), await freePort()];
-    const local = await startLocalCluster(
-      { PORT: String(port), RUNNER_BUNDLE_PORT: String(bundlePort), RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"), RUNNER_MAX_SESSIONS: String(SESSIONS + 50), RUNNER_START_DEADLINE_SECONDS: "20" },
-      { podStartDelayMs: 20, backoffMs: 200 },
-    );
-    sim = local.cluster;
-    env = local.env;
-    core = sim.kubeConfig().makeApiClient(CoreV1Api);
-    baseUrl = `http://127.0.0.1:${port}`;
-    client = new RunnerClient(baseUrl);
-    await startSupervisor();
-    await startApi();
-    await waitFor("the runner to be ready", async () => (await fetch(`${baseUrl}/v1/ready`)).status === 200 || undefined, 120_000);
-  });
-
-  afterAll(async () => {
-    await stopChild(api, "SIGKILL");
-    await stopChild(supervisor, "SIGKILL");
-    await sim?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
 
   /** A call that may meet a restarting process: retried on 5xx and refused connections; a 4xx is the answer. */
   async function retrying<T>(call: () => Promise<T>): Promise<T> {
@@ -130,7 +123,7 @@ describe(`chaos run (seed ${SEED}, ${SESSIONS} sessions; replay with CHAOS_SEED=
         sim.faults.cutAttachStreams({ namespace: SESSION_NAMESPACE });
         return;
       case "deletePod": {
-        // The test's own list meets the injected faults too; a refused list skips this fault.
+        // The run's own list meets the injected faults too; a refused list skips this fault.
         const pods = (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE }).catch(() => ({ items: [] }))).items;
         const victim = pods[Math.floor(rand() * pods.length)];
         if (victim && live.length > 0) sim.faults.deletePod(SESSION_NAMESPACE, victim.metadata!.name!);
@@ -144,21 +137,23 @@ describe(`chaos run (seed ${SEED}, ${SESSIONS} sessions; replay with CHAOS_SEED=
       case "restartApi":
         await stopChild(api, "SIGTERM");
         await startApi();
-        await waitFor("the runner to be ready", async () => (await fetch(`${baseUrl}/v1/ready`)).status === 200 || undefined, 120_000);
         return;
       case "none":
         return;
     }
   }
 
-  it("ends every session consistently and leaves nothing behind", async () => {
+  try {
+    await startSupervisor();
+    await startApi();
+
     // Baseline: one session through both processes, then quiet.
     const warm = await client.createSession(sessionBody({ simulate: { "run-ms": 50, "exit-code": 0 } }));
     await waitFor("the warm-up session", async () => TERMINAL.has((await client.getSession(warm.sessionId)).status.kind) || undefined);
     const baseline = { api: procStatus(api!.pid!), supervisor: procStatus(supervisor!.pid!) };
 
-    const plan = chaosPlan(SEED, SESSIONS);
-    const rand = random(SEED ^ 0x5eed);
+    const plan = chaosPlan(run.seed, run);
+    const rand = random(run.seed ^ 0x5eed);
     const sessions: { id: string; plan: (typeof plan)[number]["session"]; stopped: boolean }[] = [];
     for (let wave = 0; wave < plan.length; wave += CONCURRENCY) {
       const steps = plan.slice(wave, wave + CONCURRENCY);
@@ -214,7 +209,18 @@ describe(`chaos run (seed ${SEED}, ${SESSIONS} sessions; replay with CHAOS_SEED=
     expect(forgotten.filter((id) => !knownAtAKill.has(id)), "only sessions that existed when a supervisor was killed are forgotten").toEqual([]);
 
     // Nothing is left that no session explains: every ended session's pod (and what it owns) goes.
-    await waitFor("every session pod to be collected", async () => (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items.length === 0 || undefined, 120_000);
+    await waitFor("every session pod to be collected", async () => (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items.length === 0 || undefined, 120_000).catch(
+      async (error: unknown) => {
+        const left = (await core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items;
+        const described = await Promise.all(
+          left.map(async (pod) => {
+            const id = pod.metadata?.labels?.["telo.run/session-id"] ?? "";
+            return { pod: pod.metadata?.name, phase: pod.status?.phase, deleting: pod.metadata?.deletionTimestamp, session: ended.get(id), now: id && (await statusOf(id)) };
+          }),
+        );
+        throw new Error(`${String(error)}: ${JSON.stringify(described)}`);
+      },
+    );
     await waitFor("every session Service to be collected", async () => (await core.listNamespacedService({ namespace: SESSION_NAMESPACE })).items.length === 0 || undefined, 60_000);
 
     // Resources back near the baseline: open fds within a few of it, RSS within a bound.
@@ -225,6 +231,11 @@ describe(`chaos run (seed ${SEED}, ${SESSIONS} sessions; replay with CHAOS_SEED=
     const after = { api: procStatus(api!.pid!), supervisor: procStatus(supervisor!.pid!) };
     expect(after.api.rssKb).toBeLessThan(baseline.api.rssKb * 1.5 + 64 * 1024);
     expect(after.supervisor.rssKb).toBeLessThan(baseline.supervisor.rssKb * 1.5 + 64 * 1024);
-    for (const child of [api!, supervisor!]) expect(capturedStderr(child)).not.toMatch(/\n\s+at .*\(/);
-  });
-});
+    for (const child of spawned) expect(capturedStderr(child)).not.toMatch(/\n\s+at .*\(/);
+  } finally {
+    await stopChild(api, "SIGKILL");
+    await stopChild(supervisor, "SIGKILL");
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
