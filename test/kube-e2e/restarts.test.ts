@@ -71,6 +71,16 @@ describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} clust
     expect(seen).toContain("gap");
   });
 
+  // Graceful shutdown (issue 11): a SIGTERMed supervisor leaves session pods for the next one.
+  it("leaves a live session's pod running on SIGTERM, and the next supervisor re-adopts it", async () => {
+    const sessionId = await running();
+    await runner.stopSupervisor("SIGTERM");
+    expect(await runner.sessionPods()).toContain(`telo-run-${sessionId}`);
+    await runner.startSupervisor();
+    expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
+    await stopAndWaitGone(sessionId);
+  });
+
   /** A session whose pod stays Pending (its image pull keeps failing), re-adopted by a new supervisor. */
   const adoptedWhilePending = async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
