@@ -85,9 +85,9 @@ export class RunSession {
     const pod = this.#follow(existing.metadata!.name!, true);
     // A pod that ended while no supervisor watched it (or whose delete failed just before the
     // kill) ran: the session ends as the pod ended, not as a failed start.
-    const now = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
-    if (now.kind === "ended") {
-      void this.#finish(terminalStatus(now.pod, this.#callbacks.isUserStopped()));
+    const current = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
+    if (current.kind === "ended") {
+      void this.#finish(terminalStatus(current.pod, this.#callbacks.isUserStopped()));
       return this.#workload();
     }
     pod.check();
