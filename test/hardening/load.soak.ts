@@ -3,5 +3,5 @@ import { describe, it } from "vitest";
 import { runLoad } from "./load-run.ts";
 
 describe("load run, full size", () => {
-  it("admits exactly the capacity of 1,000 concurrent creations, runs, follows and stops them all", () => runLoad({ creates: 1000, capacity: 500 }), 900_000);
+  it("fills its capacity of 500 from 1,000 concurrent creations, refuses the rest with 409, runs, follows and stops them all", () => runLoad({ creates: 1000, capacity: 500 }), 900_000);
 });

@@ -3,5 +3,5 @@ import { describe, it } from "vitest";
 import { runLoad } from "./load-run.ts";
 
 describe("load run, reduced size", () => {
-  it("admits exactly the capacity of 200 concurrent creations, runs, follows and stops them all", () => runLoad({ creates: 200, capacity: 100 }), 300_000);
+  it("fills its capacity of 100 from 200 concurrent creations, refuses the rest with 409, runs, follows and stops them all", () => runLoad({ creates: 200, capacity: 100 }), 300_000);
 });
