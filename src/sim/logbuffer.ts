@@ -6,8 +6,13 @@ export interface LogEntry {
   data: Buffer;
 }
 
+/** Dropped entries kept before compacting (small buffers never bother). */
+const COMPACT_AFTER = 1024;
+
 export class LogBuffer {
+  /** Retained entries are `entries[head..]`: dropping the oldest moves `head` instead of shifting the array. */
   private entries: LogEntry[] = [];
+  private head = 0;
   private bytes = 0;
   private readonly followers = new Set<(e: LogEntry | null) => void>();
   private ended = false;
@@ -19,7 +24,13 @@ export class LogBuffer {
     const e: LogEntry = { time: new Date(), stream, data };
     this.entries.push(e);
     this.bytes += data.length;
-    while (this.bytes > this.maxBytes && this.entries.length > 1) this.bytes -= this.entries.shift()!.data.length;
+    while (this.bytes > this.maxBytes && this.entries.length - this.head > 1) this.bytes -= this.entries[this.head++]!.data.length;
+    // A shift per dropped entry made a full buffer of 1-byte frames quadratic; compacting once
+    // the dropped prefix outweighs the rest copies each entry a bounded number of times.
+    if (this.head > COMPACT_AFTER && this.head * 2 > this.entries.length) {
+      this.entries = this.entries.slice(this.head);
+      this.head = 0;
+    }
     for (const f of this.followers) f(e);
   }
 
@@ -36,7 +47,7 @@ export class LogBuffer {
   }
 
   snapshot(): LogEntry[] {
-    return [...this.entries];
+    return this.entries.slice(this.head);
   }
 
   follow(fn: (e: LogEntry | null) => void): () => void {

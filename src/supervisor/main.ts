@@ -23,6 +23,7 @@ import { createRouter, probeRoutingSupport } from "../kube/routing/routing.ts";
 import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing/resolution.ts";
 import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
 import { managedBySelector } from "../kube/specs/names.ts";
+import { prepareSocketPath } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
@@ -33,6 +34,8 @@ const core = exitOnConfigError(() => loadCoreConfig(env));
 const kube = exitOnConfigError(() => loadKubeConfig(env));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
+// First: a socket place this runner may not use refuses startup before any other work.
+await prepareSocketPath(core.internalSocketPath, core.internalSocketIsDefault).catch(exitOnStartupRefusal);
 
 const cluster = configuredCluster(clusterSource(env));
 if (!cluster) {

@@ -3,7 +3,6 @@
  * supervisor. The process entry (main.ts) and the tests' entries share it.
  */
 import type { CoreConfig } from "../config/core.ts";
-import { prepareSocketPath } from "../internal/socket-path.ts";
 import { onParentGone } from "../launch/parent.ts";
 import { SUPERVISOR_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
@@ -24,13 +23,16 @@ export type RunningSupervisor = {
   shutdown(): Promise<void>;
 };
 
+/**
+ * `prepareSocketPath` must have run first: the process entry does it before anything else (a
+ * supervisor that is going to be refused must not listen on the bundle port, watch or reap pods).
+ */
 export async function runSupervisor(options: {
   config: CoreConfig;
   backend: Backend;
   log: Logger;
   timings?: SupervisorTimings;
 }): Promise<RunningSupervisor> {
-  await prepareSocketPath(options.config.internalSocketPath, options.config.internalSocketIsDefault);
   startProcessMetrics("supervisor");
   const service = new SessionService(options.config, options.backend, options.log, options.timings ?? DEFAULT_TIMINGS);
   observeSessions(() => service.registry.all());

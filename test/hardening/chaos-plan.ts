@@ -45,11 +45,20 @@ const VERBS: [Verb, string, string?][] = [
   ["create", "pods", "attach"],
 ];
 
-export function chaosPlan(seed: number, sessions: number): Step[] {
+/** How big a run is: its sessions, and how many times the supervisor is SIGKILLed (the api is restarted once). */
+export type PlanSize = { sessions: number; supervisorKills: 1 | 2 };
+
+/** Where in the run each kill may fall (start and width, as fractions of the sessions). */
+const KILL_WINDOWS = [
+  [0.2, 0.2],
+  [0.6, 0.2],
+] as const;
+
+export function chaosPlan(seed: number, { sessions, supervisorKills }: PlanSize): Step[] {
   const next = random(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  // The supervisor is SIGKILLed twice and the api restarted once, at seeded points of the run.
-  const kills = new Set([Math.floor(sessions * (0.2 + next() * 0.2)), Math.floor(sessions * (0.6 + next() * 0.2))]);
+  // The supervisor is SIGKILLed and the api restarted once, at seeded points of the run.
+  const kills = new Set(KILL_WINDOWS.slice(0, supervisorKills).map(([start, width]) => Math.floor(sessions * (start + next() * width))));
   const apiRestart = Math.floor(sessions * (0.4 + next() * 0.15));
   return Array.from({ length: sessions }, (_, index): Step => {
     const selfExit = next() < 0.5;

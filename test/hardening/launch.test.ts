@@ -6,7 +6,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, mkdtemp, rm, stat } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { type Server, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +20,16 @@ import { eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
 import { exitOf } from "./support.ts";
 
 const uid = process.getuid?.() ?? "user";
+/** uid and gid of `nobody` on Debian. */
+const NOBODY = 65534;
+/** A cluster nothing listens for: the supervisor run alone needs one configured. */
+const UNREACHABLE_KUBECONFIG = `apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "http://127.0.0.1:1"}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+`;
 const started: ChildProcess[] = [];
 const scratch: string[] = [];
 
@@ -125,15 +135,44 @@ describe("npm start on a shared machine", { timeout: 240_000 }, () => {
     for (const child of [first, second]) expect(capturedStderr(child)).not.toMatch(/EADDRINUSE|\n\s+at /);
   });
 
-  it("refuses a socket directory that others can write, with one line and exit 2", async () => {
-    const place = await machine();
-    const dir = join(place.tmp, `k8s-runner-${uid}`);
-    await mkdir(dir);
-    await chmod(dir, 0o777);
-    const runner = npmStart(place);
-    expect(await exitOf(runner)).toBe(2);
-    expect(capturedStderr(runner).trim()).toBe(`internal socket directory ${dir} is writable by others (mode 777); remove it or set RUNNER_INTERNAL_SOCKET`);
-  });
+  // The default socket directory pre-created by someone else: another user's (run as root here,
+  // so that it can be chowned to `nobody`) or one others can write. Every entry that listens or
+  // connects on the socket refuses it with its one line and exit 2, before doing anything else.
+  const entries = {
+    "npm start": { entry: "src/main.ts", env: {} },
+    "the api alone": { entry: "src/api/main.ts", env: {} },
+    // A cluster that is never reached: the refusal comes before the supervisor talks to it.
+    "the supervisor alone": { entry: "src/supervisor/main.ts", env: { RUNNER_SELF_URL: "http://127.0.0.1:1" } },
+  };
+  const unsafe = {
+    "belongs to another user": {
+      prepare: async (dir: string) => {
+        if (process.getuid?.() !== 0) throw new Error("this test creates a directory owned by nobody: run it as root");
+        await chown(dir, NOBODY, NOBODY);
+      },
+      refusal: (dir: string) => `internal socket directory ${dir} belongs to uid ${NOBODY}, not to this user (${uid}); remove it or set RUNNER_INTERNAL_SOCKET`,
+    },
+    "others can write": {
+      prepare: (dir: string) => chmod(dir, 0o777),
+      refusal: (dir: string) => `internal socket directory ${dir} is writable by others (mode 777); remove it or set RUNNER_INTERNAL_SOCKET`,
+    },
+  };
+  for (const [how, directory] of Object.entries(unsafe)) {
+    for (const [who, { entry, env }] of Object.entries(entries)) {
+      it(`refuses a socket directory that ${how}: ${who} says so in one line and exits 2`, async () => {
+        const place = await machine();
+        const dir = join(place.tmp, `k8s-runner-${uid}`);
+        await mkdir(dir, { mode: 0o700 });
+        await directory.prepare(dir);
+        const kubeconfig = join(place.home, "kubeconfig");
+        await writeFile(kubeconfig, UNREACHABLE_KUBECONFIG);
+        const child = spawnTs(entry, { HOME: place.home, TMPDIR: place.tmp, KUBECONFIG: kubeconfig, ...env });
+        started.push(child);
+        expect(await exitOf(child)).toBe(2);
+        expect(capturedStderr(child).trim()).toBe(directory.refusal(dir));
+      });
+    }
+  }
 
   it("never takes over a socket another live runner serves", async () => {
     const place = await machine();

@@ -121,6 +121,33 @@ describe("faults", () => {
     terminal.close();
     await stopAndWaitGone(sessionId);
   });
+
+  // Found by the chaos run (issue 11): one 503 on the delete of an ended session's pod left it
+  // holding quota until the next supervisor's boot; it is retried until it goes.
+  it("deletes an ended session's pod even when the API refuses the first delete with 503", async () => {
+    const sessionId = await running();
+    runner.sim.faults.failNext({ verb: "delete", resource: "pods", code: 503, count: 2 });
+    runner.sim.faults.exitPod(SESSION_NAMESPACE, `telo-run-${sessionId}`, { exitCode: 0 });
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "exited", code: 0 } });
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
+  });
+
+  // Found by the chaos run (issue 11): a pod that ended while no supervisor watched it (its
+  // delete had failed, then the supervisor was killed) was re-adopted as a failed start and the
+  // session stayed `starting`. Simulator-only: the pod must end exactly while the supervisor is down.
+  it("ends a re-adopted session as its pod ended while the supervisor was down", async () => {
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { output: "bye\n" } }));
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    await runner.stopSupervisor("SIGKILL");
+    runner.sim.faults.exitPod(SESSION_NAMESPACE, `telo-run-${sessionId}`, { exitCode: 3 });
+    await waitFor("the pod to fail", async () => (await runner.core.readNamespacedPod({ name: `telo-run-${sessionId}`, namespace: SESSION_NAMESPACE })).status?.phase === "Failed" || undefined);
+    await runner.startSupervisor();
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({
+      type: "status",
+      status: { kind: "failed", message: expect.stringMatching(/^container "session" failed: .*\(exit code 3\)/) },
+    });
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
+  });
 });
 
 describe("Kubernetes API cost", () => {

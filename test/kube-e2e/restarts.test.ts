@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
-import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
 describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
   let runner: ClusterRunner;
@@ -69,6 +69,44 @@ describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} clust
     await reading;
     expect(seen.slice(-1)).toEqual(["status:stopped"]);
     expect(seen).toContain("gap");
+  });
+
+  // Graceful shutdown (issue 11): a SIGTERMed supervisor leaves session pods for the next one.
+  it("leaves a live session's pod running on SIGTERM, and the next supervisor re-adopts it", async () => {
+    const sessionId = await running();
+    await runner.stopSupervisor("SIGTERM");
+    expect(await runner.sessionPods()).toContain(`telo-run-${sessionId}`);
+    await runner.startSupervisor();
+    expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
+    await stopAndWaitGone(sessionId);
+  });
+
+  /** A session whose pod stays Pending (its image pull keeps failing), re-adopted by a new supervisor. */
+  const adoptedWhilePending = async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
+    await eventsUntil(runner.client, sessionId, (event) => event.type === "progress" && event.message === "Pulling image");
+    await runner.stopSupervisor("SIGKILL");
+    await runner.startSupervisor();
+    expect((await runner.client.getSession(sessionId)).status.kind).toBe("starting");
+    return sessionId;
+  };
+
+  // Found by the chaos run (issue 11): an adopted start that failed was swallowed, leaving the
+  // session `starting` for good, with a workload whose stop did nothing.
+  it("fails a re-adopted session whose pod is deleted behind the runner's back before it runs", async () => {
+    const sessionId = await adoptedWhilePending();
+    await runner.core.deleteNamespacedPod({ name: `telo-run-${sessionId}`, namespace: SESSION_NAMESPACE, gracePeriodSeconds: 0 });
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({
+      type: "status",
+      status: { kind: "failed", message: "start: pod disappeared before reaching Running" },
+    });
+  });
+
+  it("stops a re-adopted session that is still starting when it is deleted", async () => {
+    const sessionId = await adoptedWhilePending();
+    await runner.client.deleteSession(sessionId);
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined, 60_000);
   });
 
   it("reaps session pods no record explains, at boot", async () => {

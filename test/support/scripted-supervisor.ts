@@ -5,6 +5,8 @@
  */
 import { loadCoreConfig } from "../../src/config/core.ts";
 import { exitOnConfigError } from "../../src/config/startup.ts";
+import { prepareSocketPath } from "../../src/internal/socket-path.ts";
+import { exitOnStartupRefusal } from "../../src/launch/refusal.ts";
 import { createLogger } from "../../src/log.ts";
 import { runSupervisor, stopOnSignals } from "../../src/supervisor/run.ts";
 import { DEFAULT_TIMINGS } from "../../src/supervisor/session-service.ts";
@@ -12,6 +14,7 @@ import { createScriptedBackend } from "./scripted-backend.ts";
 
 const config = exitOnConfigError(() => loadCoreConfig(process.env));
 const log = createLogger("supervisor", config.logLevel);
+await prepareSocketPath(config.internalSocketPath, config.internalSocketIsDefault).catch(exitOnStartupRefusal);
 const timing = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const supervisor = await runSupervisor({
   config,

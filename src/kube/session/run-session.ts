@@ -15,7 +15,7 @@ import { RUN_INSPECT_PORT, runPod } from "../specs/run-pod.ts";
 import { readSessionConfig, type SessionRecord } from "../specs/session-record.ts";
 import { apiReason } from "../status/api-error.ts";
 import { sessionEndpoints } from "../status/endpoints.ts";
-import type { PodDecision } from "../status/pod-decision.ts";
+import { decidePod, type PodDecision } from "../status/pod-decision.ts";
 import { terminalStatus, type TerminalStatus } from "../status/terminal.ts";
 import { heldOpen } from "./held-open.ts";
 import { publishRoutes } from "./publish.ts";
@@ -76,19 +76,31 @@ export class RunSession {
     return this.#workload();
   }
 
-  /** Takes over a pod an earlier supervisor created (restart safety); a Pending one gets a fresh start deadline. */
+  /**
+   * Takes over a pod an earlier supervisor created (restart safety); a Pending one gets a fresh
+   * start deadline. A start that then fails is the session's end, as for a new session: it must
+   * not leave the session `starting` with a workload whose stop does nothing.
+   */
   async adopt(existing: V1Pod): Promise<Workload> {
-    const pod = this.#follow(existing.metadata!.name!);
+    const pod = this.#follow(existing.metadata!.name!, true);
+    // A pod that ended while no supervisor watched it (or whose delete failed just before the
+    // kill) ran: the session ends as the pod ended, not as a failed start.
+    const current = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
+    if (current.kind === "ended") {
+      void this.#finish(terminalStatus(current.pod, this.#callbacks.isUserStopped()));
+      return this.#workload();
+    }
     pod.check();
-    await this.#whenStarted(pod).catch(() => undefined);
+    await this.#whenStarted(pod);
     return this.#workload();
   }
 
-  #follow(podName: string): SessionPod {
+  #follow(podName: string, adopted = false): SessionPod {
     this.#pod = new SessionPod(this.#ctx, {
       podName,
       needsIp: false,
       finishedRan: true,
+      adopted,
       stopRequested: this.#callbacks.stopRequested,
       onProgress: (message) => this.#callbacks.onProgress("provision", message, undefined, this.#app.name),
     });
@@ -259,6 +271,7 @@ export class RunSession {
       await pod.delete();
     } catch (error) {
       failure = new SessionStartError("start", `${message}; deleting the pod failed: ${apiReason(error)}`, { cause: error });
+      pod.collect(error);
     }
     this.#resolveDone();
     return failure;
@@ -273,9 +286,11 @@ export class RunSession {
     this.#resolveDone();
     // The history lives in the supervisor now: an ended pod would only hold quota. Its
     // Service and routes go with it (owner references).
-    await this.#pod
-      ?.delete()
-      .catch((error: unknown) => this.#ctx.log.warn("deleting an ended session pod failed", { sessionId: this.#spec.sessionId, reason: apiReason(error) }));
+    const pod = this.#pod;
+    await pod?.delete().catch((error: unknown) => {
+      this.#ctx.log.warn("deleting an ended session pod failed; retrying", { sessionId: this.#spec.sessionId, reason: apiReason(error) });
+      pod.collect(error);
+    });
   }
 
   #release(): void {

@@ -4,8 +4,11 @@
  * `status/pod-decision.ts` (the start deadline included), then reported to its session on every
  * change, and deleted exactly once however many ways a stop arrives (issue 9 bug 5).
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { KubeContext } from "../context.ts";
+import { apiReason } from "../status/api-error.ts";
+import { collectRetryPause } from "../status/collect-retry.ts";
 import { decidePod, type PodDecision, type SessionPhase } from "../status/pod-decision.ts";
 import { provisionMessage } from "../status/provision.ts";
 import { pullTrouble } from "../status/waiting.ts";
@@ -16,6 +19,8 @@ export type SessionPodOptions = {
   /** See SessionPhase: what serving means for this session's mode. */
   needsIp: boolean;
   finishedRan: boolean;
+  /** The pod exists already (a re-adoption): its absence from the watch means it was deleted. */
+  adopted: boolean;
   /** A stop ends the start at once rather than at its deadline. */
   stopRequested: AbortSignal;
   onProgress(message: string): void;
@@ -49,7 +54,7 @@ export class SessionPod {
     this.#options = options;
     this.name = options.podName;
     this.deadlineAt = Date.now() + ctx.timings.startDeadlineMs;
-    this.#phase = { kind: "starting", deadlineAt: this.deadlineAt, needsIp: options.needsIp, finishedRan: options.finishedRan, seen: false };
+    this.#phase = { kind: "starting", deadlineAt: this.deadlineAt, needsIp: options.needsIp, finishedRan: options.finishedRan, seen: options.adopted };
     this.started = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
     // Handled by whoever awaits it; a failure before anyone does must not go unhandled.
     this.started.catch(() => undefined);
@@ -73,10 +78,12 @@ export class SessionPod {
     this.check();
   }
 
-  /** Reads the watch's current copy (after a create or on adoption). */
+  /**
+   * Reads the watch's current copy (after a create or on adoption). No copy is a wait after a
+   * create (the watch may lag it) and a disappearance on adoption.
+   */
   check(): void {
-    const cached = this.#ctx.watcher.get(this.name);
-    if (cached) this.#onPod(cached);
+    this.#onPod(this.#ctx.watcher.get(this.name));
   }
 
   /** From now on every change of the pod goes to `listener` (called once at once with the current copy). */
@@ -95,6 +102,30 @@ export class SessionPod {
       throw error;
     });
     return this.#deletion;
+  }
+
+  /**
+   * The pod's delete just failed with `failure` and nobody else will ask again (the session has
+   * ended): retry it in the background while the failure is passing trouble, then say so.
+   */
+  collect(failure: unknown): void {
+    const retry = async () => {
+      let error = failure;
+      for (let attempt = 1; ; attempt += 1) {
+        const pause = collectRetryPause(error, attempt);
+        if (pause === undefined) {
+          this.#ctx.log.warn("gave up deleting a session pod; it stays until the next supervisor's boot", { pod: this.name, reason: apiReason(error) });
+          return;
+        }
+        await sleep(pause);
+        try {
+          return await this.delete();
+        } catch (next) {
+          error = next;
+        }
+      }
+    };
+    void retry();
   }
 
   /** Stops following the pod (it is not deleted). */

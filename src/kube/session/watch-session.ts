@@ -116,6 +116,7 @@ export class WatchSession {
       podName,
       needsIp: true,
       finishedRan: false,
+      adopted: input.existing !== undefined,
       stopRequested: stopped,
       onProgress: (message) => this.#callbacks.onProgress("provision", message),
     });
@@ -192,6 +193,7 @@ export class WatchSession {
     try {
       await pod.delete();
     } catch (deleteError) {
+      pod.collect(deleteError);
       return new SessionStartError("start", `${failure.message}; deleting the pod failed: ${apiReason(deleteError)}`, { cause: deleteError });
     }
     return failure;
@@ -276,11 +278,11 @@ export class WatchSession {
   async #finish(status: TerminalStatus): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
-    try {
-      await this.#teardown();
-    } catch (error) {
-      this.#ctx.log.warn("deleting an ended watch pod failed", { sessionId: this.#spec.sessionId, error });
-    }
+    const runtime = this.#releaseRuntime();
+    await runtime?.pod.delete().catch((error: unknown) => {
+      this.#ctx.log.warn("deleting an ended watch pod failed; retrying", { sessionId: this.#spec.sessionId, reason: apiReason(error) });
+      runtime.pod.collect(error);
+    });
     this.#callbacks.onStatus(status);
     this.#resolveDone();
   }
