@@ -99,7 +99,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     for (const p of b.problems) this.print("stderr", Buffer.from(`[sim] ignored annotation ${p}\n`));
     if (b.output) this.print("stdout", Buffer.from(b.output));
     if (b.stderr) this.print("stderr", Buffer.from(b.stderr));
-    if (b["print-env"]) this.print("stdout", Buffer.from(envReport(this.current.argv, this.current.env)));
+    if (b["report-start"]) this.print("stdout", Buffer.from(startReport(this.current.argv, this.current.env, this.options.fs.mountedFiles("/app"))));
     const scripted = b["exit-code"] !== undefined || b["run-ms"] !== undefined || b.oom || b.crash;
     this.program = false;
     if (scripted) {
@@ -207,12 +207,14 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
 }
 
 /**
- * The `print-env` report: the program's argv and environment, one sorted `NAME=value` per line,
- * so a test can compare what two ways of starting the same program hand it.
+ * The `report-start` report: the program's argv, its environment (one sorted `NAME=value` per
+ * line) and the files of its /app volume, so a test can compare what two ways of starting the
+ * same program hand it.
  */
-function envReport(argv: string[], env: Record<string, string>): string {
+function startReport(argv: string[], env: Record<string, string>, files: Array<{ path: string; hash: string }>): string {
   const lines = Object.entries(env)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, value]) => `[sim] env ${name}=${JSON.stringify(value)}\n`);
-  return `[sim] argv ${JSON.stringify(argv)}\n${lines.join("")}`;
+  const listed = files.map(({ path, hash }) => `[sim] file /app/${path} ${hash}\n`);
+  return `[sim] argv ${JSON.stringify(argv)}\n${lines.join("")}${listed.join("")}`;
 }

@@ -108,7 +108,7 @@ describe("in a container", () => {
         }),
       });
       await waitFor("the shell runs", async () => (await c.core.readNamespacedPod({ name: "loop", namespace: ns })).status?.phase === "Running" || undefined);
-      const annotations = { "sim.k8s-runner.dev/print-env": "true", "sim.k8s-runner.dev/exit-code": "5" };
+      const annotations = { "sim.k8s-runner.dev/report-start": "true", "sim.k8s-runner.dev/exit-code": "5" };
       await c.core.patchNamespacedPod({ name: "loop", namespace: ns, body: [{ op: "add", path: "/metadata/annotations", value: annotations }] });
       release();
       const ended = await waitFor("the exec'd program ended", async () => {
