@@ -41,6 +41,8 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_API_TOKEN: "optional access control; a Secret the operator adds (README Security)",
   RUNNER_BIND_ADDRESS: "default 0.0.0.0: the Service reaches the pod IP",
   RUNNER_CREATE_RATE_LIMIT: "optional; behind a proxy every client shares one address (README Security)",
+  RUNNER_WARM_POOL_SIZE: "off (0): each pool pod charges the session quota a run pod, which an operator sizes first (README Warm pool)",
+  RUNNER_WARM_POOL_MAX_IDLE_SECONDS: "default 600; only with the warm pool",
 };
 
 function wiredNames(objects: K8sObject[]): Set<string> {

@@ -88,9 +88,15 @@ describe("the warm pool", () => {
     const cold = await startKubeRunner();
     try {
       await poolFull(warm);
+      const warmStarts = async () => valueOf(await scrape(warm.baseUrl), "runner_warm_pool_starts_total", { start: "warm" });
+      const before = await warmStarts();
       const warmSession = await warm.client.createSession(reportingBody());
       const coldSession = await cold.client.createSession(reportingBody());
       const [warmReport, coldReport] = await Promise.all([startReport(warm, warmSession.sessionId), startReport(cold, coldSession.sessionId)]);
+      // One of them claimed a pool pod, the other created its own.
+      expect(await warmStarts()).toBe(before + 1);
+      expect(warm.sim.recordedRequests().filter((request) => request.verb === "update" && request.resource === "pods")).toHaveLength(1);
+      expect(cold.sim.recordedRequests().filter((request) => request.verb === "update" && request.resource === "pods")).toHaveLength(0);
       expect(warmReport).toEqual(coldReport);
       // What both reports say: the kernel env and the session's, the cold command line, the bundle.
       expect(coldReport).toContain('[sim] argv ["telo","run","/app/apps/main.yaml"]');

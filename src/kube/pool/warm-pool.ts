@@ -3,7 +3,7 @@
  * to a run session that it can serve, and refills in the background. Everything it knows about
  * its pods comes from the runner's one pod watch; what it decides is `plan.ts`'s.
  *
- * - A claim takes the oldest ready pod with one conditional patch (claimPatch): the pod becomes
+ * - A claim takes the oldest ready pod with one conditional update (claimedPod): the pod becomes
  *   the session's, and its claim answer waits for it on the bundle listener (PoolClaims). A
  *   conflict means something else changed the pod first: the next pod is tried.
  * - Creates, deletes and their retries run beside claims, never in front of them.
@@ -22,7 +22,7 @@ import { CALL_DEADLINE_MS, deletePod } from "../session/pod-calls.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { poolPodName } from "../specs/names.ts";
 import type { SessionFacts } from "../specs/pod-common.ts";
-import { claimPatch, claimScript, poolClaimUrl, poolPod, UNDELIVERABLE_CLAIM } from "../specs/pool-pod.ts";
+import { claimScript, claimedPod, poolClaimUrl, poolPod, UNDELIVERABLE_CLAIM } from "../specs/pool-pod.ts";
 import { observeWarmPool, warmPoolStart } from "../../metrics/figures.ts";
 import { apiReason, isConflict } from "../status/api-error.ts";
 import { coldReason, isPoolPod, planPool, poolPodView } from "./plan.ts";
@@ -116,8 +116,8 @@ export class WarmPool {
       if (!pod) continue;
       this.#claimed.add(name);
       try {
-        const body = claimPatch({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations: request.annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
-        await withDeadline(this.#ctx.api.core.patchNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");
+        const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations: request.annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
+        await withDeadline(this.#ctx.api.core.replaceNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");
       } catch (error) {
         this.#claimed.delete(name);
         if (isConflict(error)) continue;

@@ -12,7 +12,7 @@
  * the cold start's command line. Bundle and env values thus reach the pod only at claim time,
  * over the bundle listener, never through the spec, an annotation, a label or a log line.
  *
- * The claim itself (`claimPatch`) rewrites the pod's record so that it is the session's pod as
+ * The claim itself (`claimedPod`, an update) rewrites the pod's record so that it is the session's pod as
  * far as the engine, re-adoption and reaping can tell: the session's labels and record
  * annotation, and the session's TTL from now as `activeDeadlineSeconds` (which an update may
  * lower, never raise: hence the pool pod's own deadline covers the idle age and a TTL).
@@ -154,7 +154,8 @@ export function claimScript(input: ClaimInput): string {
  */
 export const UNDELIVERABLE_CLAIM = "echo '[runner] this session was claimed by a runner that restarted before delivering its application'\nexit 1\n";
 
-export interface ClaimPatchInput {
+export interface ClaimInputPod {
+  /** The pool pod as the watch last showed it: its resourceVersion is the claim's precondition. */
   pod: V1Pod;
   session: SessionFacts;
   settings: SessionPodSettings;
@@ -167,19 +168,21 @@ export interface ClaimPatchInput {
 }
 
 /**
- * JSON Patch of the claim. It carries the resourceVersion the pool saw, so that the apiserver
- * refuses it (409) if anything changed the pod since, another claim first of all: a pod can
- * never be claimed twice. The TTL counts from now, on a deadline that counts from pod start.
+ * The claim: the pod's replacement (an update, which the apiserver refuses with 409 when the
+ * resourceVersion it carries is no longer the pod's: whatever changed it first, another claim
+ * first of all, wins, so a pod can never be claimed twice). Only metadata and the deadline
+ * change, the fields an update of a pod may change; the TTL counts from now, on a deadline that
+ * counts from the pod's start.
  */
-export function claimPatch(input: ClaimPatchInput): object[] {
+export function claimedPod(input: ClaimInputPod): V1Pod {
   const { pod } = input;
   const metadata = sessionPodMetadata({ name: pod.metadata?.name ?? "", settings: input.settings, labels: sessionLabels(input.settings.managedBy, input.session.sessionId), session: input.session, env: input.env });
-  const started = Date.parse(pod.status?.startTime ? new Date(pod.status.startTime).toISOString() : "");
+  const started = pod.status?.startTime ? new Date(pod.status.startTime).getTime() : Number.NaN;
   const elapsed = Number.isFinite(started) ? Math.max(0, Math.ceil((input.now - started) / 1000)) : 0;
-  return [
-    { op: "replace", path: "/metadata/resourceVersion", value: pod.metadata?.resourceVersion ?? "" },
-    { op: "add", path: "/metadata/labels", value: metadata.labels },
-    { op: "add", path: "/metadata/annotations", value: { ...metadata.annotations, ...input.annotations } },
-    { op: "replace", path: "/spec/activeDeadlineSeconds", value: elapsed + input.ttlSeconds },
-  ];
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { ...pod.metadata, labels: metadata.labels, annotations: { ...pod.metadata?.annotations, ...metadata.annotations, ...input.annotations } },
+    spec: { ...pod.spec!, activeDeadlineSeconds: elapsed + input.ttlSeconds },
+  };
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LABEL } from "../../../src/kube/specs/names.ts";
-import { claimPatch, claimScript, poolClaimUrl, poolPod, poolPodDeadlineSeconds, shellQuote, WAIT_SCRIPT } from "../../../src/kube/specs/pool-pod.ts";
+import { claimedPod, claimScript, poolClaimUrl, poolPod, poolPodDeadlineSeconds, shellQuote, WAIT_SCRIPT } from "../../../src/kube/specs/pool-pod.ts";
 import { runPod } from "../../../src/kube/specs/run-pod.ts";
 import { parseSessionRecord } from "../../../src/kube/specs/session-record.ts";
 import { parseShell, type Command } from "../../../src/sim/shell.ts";
@@ -100,12 +100,12 @@ describe("claimScript", () => {
   });
 });
 
-describe("claimPatch", () => {
-  it("carries the resourceVersion seen, the session's labels and record (names, no values), the TTL from now", () => {
+describe("claimedPod", () => {
+  it("carries the resourceVersion seen, the session's labels and record (names, no values), the TTL from now; the spec else unchanged", () => {
     const base = pool();
     const started = Date.parse("2026-12-01T10:00:00Z");
-    const seen = { ...base, metadata: { ...base.metadata, resourceVersion: "42" }, status: { startTime: new Date(started) } };
-    const patch = claimPatch({
+    const seen = { ...base, metadata: { ...base.metadata, resourceVersion: "42", uid: "u-1" }, status: { phase: "Running", startTime: new Date(started) } };
+    const claimed = claimedPod({
       pod: seen,
       session: runSession({ config: {} }),
       settings: PLAIN_SETTINGS,
@@ -114,14 +114,11 @@ describe("claimPatch", () => {
       ttlSeconds: 3600,
       now: started + 90_500,
     });
-    expect(patch).toEqual([
-      { op: "replace", path: "/metadata/resourceVersion", value: "42" },
-      { op: "add", path: "/metadata/labels", value: { [LABEL.managedBy]: "telo-k8s-runner", [LABEL.sessionId]: SESSION_ID } },
-      { op: "add", path: "/metadata/annotations", value: expect.objectContaining({ "sim.k8s-runner.dev/output": "x" }) },
-      { op: "replace", path: "/spec/activeDeadlineSeconds", value: 91 + 3600 },
-    ]);
-    expect(JSON.stringify(patch)).not.toContain("s3cret");
-    const annotations = (patch[2] as { value: Record<string, string> }).value;
-    expect(parseSessionRecord({ metadata: { annotations } })).toMatchObject({ sessionId: SESSION_ID, envNames: ["API_KEY"] });
+    expect(claimed.metadata).toMatchObject({ name: base.metadata!.name, resourceVersion: "42", uid: "u-1", labels: { [LABEL.managedBy]: "telo-k8s-runner", [LABEL.sessionId]: SESSION_ID } });
+    expect(claimed.metadata?.annotations?.["sim.k8s-runner.dev/output"]).toBe("x");
+    expect(claimed.spec).toEqual({ ...base.spec, activeDeadlineSeconds: 91 + 3600 });
+    expect(claimed.spec!.activeDeadlineSeconds).toBeLessThan(base.spec!.activeDeadlineSeconds!);
+    expect(JSON.stringify(claimed)).not.toContain("s3cret");
+    expect(parseSessionRecord(claimed)).toMatchObject({ sessionId: SESSION_ID, envNames: ["API_KEY"] });
   });
 });
