@@ -12,7 +12,7 @@ export default defineConfig({
   test: {
     // The tests that run on both clusters. test/cluster/awaiting-fix/ holds
     // scenarios that fail because of runner bugs: add it here once src/kube is fixed.
-    include: ["test/kube-e2e/run-sessions.test.ts", "test/kube-e2e/restarts.test.ts", "test/kube-e2e/routing.test.ts", "test/kube-e2e/dry-run.test.ts", "test/kube-e2e/probe.test.ts", "test/kube-e2e/watch-basics.test.ts", "test/kube-e2e/app-sessions.test.ts", "test/cluster/rbac-audit.test.ts"],
+    include: ["test/kube-e2e/run-sessions.test.ts", "test/kube-e2e/restarts.test.ts", "test/kube-e2e/routing.test.ts", "test/kube-e2e/dry-run.test.ts", "test/kube-e2e/probe.test.ts", "test/kube-e2e/watch-basics.test.ts", "test/kube-e2e/app-sessions.test.ts", "test/kube-e2e/warm-pool-basics.test.ts", "test/cluster/rbac-audit.test.ts"],
     globalSetup: ["test/cluster/global-setup.ts"],
     sequence: { sequencer: AuditLastSequencer },
     testTimeout: 120_000,
