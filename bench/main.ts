@@ -4,7 +4,8 @@
  * one table and writes the same figures to bench/results/<date>.json and latest.json.
  *
  * Sections: 1 start overhead, 2 Kubernetes API cost (requests per start/stop, open watches),
- * 3 memory, 4 terminal, 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts).
+ * 3 memory, 4 terminal, 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts), 7 warm
+ * start (bench/warm.ts).
  * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
  * The api and the supervisor run compiled, as the image runs them (bench/support/build.ts);
  * `--source` runs them through tsx instead, as the tests do (faster to iterate on, but the
@@ -21,6 +22,7 @@ import { renderNotes, renderTable, type Row } from "./support/report.ts";
 import { compileRunner } from "./support/build.ts";
 import { API_ENTRY, type BenchRunner, type EntryMode, SUPERVISOR_ENTRY, runChildJson, startBenchRunner } from "./support/runner.ts";
 import { TERMINAL_FULL, TERMINAL_QUICK, runTerminalBench } from "./terminal.ts";
+import { WARM_FULL, WARM_QUICK, runWarmBench } from "./warm.ts";
 
 const quick = process.argv.includes("--quick");
 const mode: EntryMode = process.argv.includes("--source") ? "source" : "compiled";
@@ -88,6 +90,8 @@ if (wanted("2", "3")) {
     await section("3 memory", () => runScaleBench(runner, quick ? SCALE_QUICK : SCALE_FULL));
   });
 }
+// The warm pool on a kubelet that takes 1 s per container start: a runner of its own.
+if (wanted("7")) await section("7 warm start", () => runWarmBench(mode, quick ? WARM_QUICK : WARM_FULL));
 // bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
 if (wanted("6")) {
   await section("6 simulated cluster", async () =>

@@ -76,7 +76,7 @@ function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<
  * Starts the simulated cluster (instant kubelet), the supervisor, then the api. `env` adds
  * runner variables; the session cap is lifted so the scale sections are not refused.
  */
-export async function startBenchRunner(options: { mode: EntryMode; env?: Record<string, string> }): Promise<BenchRunner> {
+export async function startBenchRunner(options: { mode: EntryMode; env?: Record<string, string>; podStartDelayMs?: number }): Promise<BenchRunner> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-bench-"));
   const [port, bundlePort] = [await freePort(), await freePort()];
   const { cluster: sim, env } = await startLocalCluster(
@@ -87,7 +87,7 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
       RUNNER_MAX_SESSIONS: "10000",
       ...options.env,
     },
-    { podStartDelayMs: 0 },
+    { podStartDelayMs: options.podStartDelayMs ?? 0 },
   );
   const kubeConfig = sim.kubeConfig();
   const core = kubeConfig.makeApiClient(CoreV1Api);
