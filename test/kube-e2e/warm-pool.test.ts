@@ -130,6 +130,15 @@ describe("the warm pool", () => {
     await waitFor("the claimed pod to be gone", async () => !(await pods(warm)).some((pod) => pod.metadata?.name === claimed.metadata?.name) || undefined);
   });
 
+  it("relays an inspected kernel's debug stream from a claimed pod", async () => {
+    await poolFull(warm);
+    const { sessionId } = await warm.client.createSession(kubeSessionBody({}, { inspect: true }));
+    const events = eventsOf(await eventsUntil(warm.client, sessionId, (event) => event.type === "debug" && event.frame.event === "Kernel.Started"));
+    expect(events.filter((event) => event.type === "debug").map((event) => event.type === "debug" && event.frame.event)).toEqual(["Kernel.Starting", "Kernel.PortsResolved", "Kernel.Started"]);
+    expect((await pods(warm)).find((pod) => pod.metadata?.labels?.[LABEL.sessionId] === sessionId)?.metadata?.name).toMatch(/^telo-pool-/);
+    await warm.client.deleteSession(sessionId);
+  });
+
   it("never claims a pod twice: concurrent creates get distinct pods, the rest start cold", async () => {
     await poolFull(warm);
     const count = POOL_SIZE + 3;

@@ -167,6 +167,8 @@ export class WarmPool {
   #reconcile(): void {
     if (this.#stopped) return;
     const plan = this.#plan();
+    // A pod that went by other hands than the pool's needs following no more.
+    for (const name of this.#subscriptions.keys()) if (!this.#creating.has(name) && !this.#ctx.watcher.get(name)) this.#unfollow(name);
     for (const name of plan.remove) void this.#remove(name);
     const now = this.#now();
     if (plan.create > 0 && now >= this.#retryAt) for (let i = 0; i < plan.create; i++) void this.#create();
