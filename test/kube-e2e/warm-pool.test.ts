@@ -7,7 +7,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
-import { SESSION_RECORD_ANNOTATION } from "../../src/kube/specs/session-record.ts";
+import { SESSION_RECORD_ANNOTATION, sessionRecordAnnotation } from "../../src/kube/specs/session-record.ts";
 import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 import { waitFor } from "../support/wait.ts";
@@ -193,6 +193,33 @@ describe("the warm pool", () => {
     expect(textOf(await framesUntilText(terminal, "[sim] argv"))).toContain("/app/telo.yaml");
     terminal.close();
     await warm.client.deleteSession(sessionId);
+  });
+});
+
+describe("a claim its supervisor never delivered", () => {
+  it("fails the adopted session saying why, instead of leaving it waiting for its TTL", async () => {
+    const runner = await startKubeRunner({ env: { RUNNER_WARM_POOL_SIZE: "1" } });
+    try {
+      const [name] = await poolFull(runner, 1);
+      // What a supervisor killed between its claim's update and the pod's poll leaves behind.
+      await runner.stopSupervisor("SIGKILL");
+      const sessionId = "lostclaim2ab";
+      const pod = await runner.core.readNamespacedPod({ name: name!, namespace: SESSION_NAMESPACE });
+      const record = sessionRecordAnnotation({ sessionId, mode: "run", createdAt: new Date().toISOString(), apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [], io: "tty" }], inspect: false, selfContained: false, config: {}, envNames: [] });
+      await runner.core.replaceNamespacedPod({
+        name: name!,
+        namespace: SESSION_NAMESPACE,
+        body: { ...pod, metadata: { ...pod.metadata, labels: { [LABEL.managedBy]: "telo-k8s-runner", [LABEL.sessionId]: sessionId }, annotations: record } },
+      });
+      await runner.startSupervisor();
+      const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+      expect(end).toEqual({
+        type: "status",
+        status: { kind: "failed", message: 'container "session" failed: Error (exit code 1): [runner] this session was claimed by a runner that restarted before delivering its application' },
+      });
+    } finally {
+      await runner.close();
+    }
   });
 });
 
