@@ -5,7 +5,8 @@
  *
  * Sections: 1 start overhead, 2 Kubernetes API cost (requests per start/stop, open watches),
  * 3 memory, 4 terminal, 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts),
- * 7 realistic start (section 1's comparison with a 1 s container start).
+ * 7 realistic start (section 1's comparison with a 1 s container start), 8 warm start
+ * (bench/warm.ts).
  * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
  * The api and the supervisor run compiled, as the image runs them (bench/support/build.ts);
  * `--source` runs them through tsx instead, as the tests do (faster to iterate on, but the
@@ -23,6 +24,7 @@ import { renderNotes, renderTable, type Row } from "./support/report.ts";
 import { compileRunner } from "./support/build.ts";
 import { API_ENTRY, type BenchRunner, type EntryMode, SUPERVISOR_ENTRY, runChildJson, startBenchRunner } from "./support/runner.ts";
 import { TERMINAL_FULL, TERMINAL_QUICK, runTerminalBench } from "./terminal.ts";
+import { WARM_FULL, WARM_QUICK, runWarmBench } from "./warm.ts";
 
 const quick = process.argv.includes("--quick");
 const mode: EntryMode = process.argv.includes("--source") ? "source" : "compiled";
@@ -96,6 +98,8 @@ if (wanted("7")) {
     await section("7 realistic start", () => runRealisticStartBench(runner, quick ? REALISTIC_QUICK : REALISTIC_FULL));
   }, REALISTIC_POD_START_MS);
 }
+// The warm pool on a kubelet that takes 1 s per container start: a runner of its own.
+if (wanted("8")) await section("8 warm start", () => runWarmBench(mode, quick ? WARM_QUICK : WARM_FULL));
 // bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
 if (wanted("6")) {
   await section("6 simulated cluster", async () =>

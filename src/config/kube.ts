@@ -46,6 +46,15 @@ function quantityVar(name: string, fallback: string, examples: string) {
   );
 }
 
+/** A count where 0 means off: a non-negative integer; unset or blank → 0. */
+function countVar(name: string) {
+  return v.pipe(
+    stringVar("0"),
+    v.check((text) => /^\d+$/.test(text) && Number.isSafeInteger(Number(text)), (issue) => `${name} must be a non-negative integer, got '${String(issue.input)}'.`),
+    v.transform(Number),
+  );
+}
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
@@ -114,6 +123,9 @@ export const kubeEnvSchema = v.object({
   RUNNER_REGISTRY_INSECURE: booleanVar("RUNNER_REGISTRY_INSECURE", false),
   RUNNER_REGISTRY_API_URL: baseVar,
   RUNNER_REGISTRY_PUSH_SECRET: stringVar(undefined),
+  // The warm pool (issue 13): run pods started ahead of their sessions; 0 turns it off.
+  RUNNER_WARM_POOL_SIZE: countVar("RUNNER_WARM_POOL_SIZE"),
+  RUNNER_WARM_POOL_MAX_IDLE_SECONDS: positiveIntVar("RUNNER_WARM_POOL_MAX_IDLE_SECONDS", 600),
 });
 
 export type KubeEnv = v.InferOutput<typeof kubeEnvSchema>;
@@ -136,6 +148,11 @@ function ceilings(env: KubeEnv, prefix: "RUNNER_" | "RUNNER_APP_") {
     ephemeralStorage: env[`${prefix}MAX_EPHEMERAL_STORAGE`],
     ttlSeconds: env[`${prefix}MAX_TTL_SECONDS`],
   };
+}
+
+/** The warm pool: how many unclaimed pods to keep, and how long one may wait before it is replaced. */
+function warmPoolSettings(env: KubeEnv) {
+  return { size: env.RUNNER_WARM_POOL_SIZE, maxIdleSeconds: env.RUNNER_WARM_POOL_MAX_IDLE_SECONDS };
 }
 
 function routingConfig(env: KubeEnv) {
@@ -183,6 +200,7 @@ function buildConfig(repository: string, env: KubeEnv) {
 
 export type SessionPodSettings = ReturnType<typeof sessionPodSettings>;
 export type Ceilings = ReturnType<typeof ceilings>;
+export type WarmPoolSettings = ReturnType<typeof warmPoolSettings>;
 export type RoutingConfig = ReturnType<typeof routingConfig>;
 export type BaseImageCatalogConfig = ReturnType<typeof baseImageCatalogConfig>;
 export type BuildConfig = ReturnType<typeof buildConfig>;
@@ -221,6 +239,7 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv) {
     sessionPods: sessionPodSettings(parsed),
     runCeilings: ceilings(parsed, "RUNNER_"),
     appCeilings: ceilings(parsed, "RUNNER_APP_"),
+    warmPool: warmPoolSettings(parsed),
     routing: routingConfig(parsed),
     baseImageCatalog: baseImageCatalogConfig(parsed),
     /** The image build path of §2.10; undefined when RUNNER_IMAGE_REPOSITORY is unset. */

@@ -15,7 +15,8 @@ import { notOfferedMessage } from "./image-catalog.ts";
 import { withDeadline } from "./api.ts";
 import { CALL_DEADLINE_MS, deletePod } from "./session/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
-import { APP_CONTAINER_PREFIX, managedBySelector, workspaceConfigMapName } from "./specs/names.ts";
+import { APP_CONTAINER_PREFIX, managedBySelector, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
+import { WarmPool } from "./pool/warm-pool.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "./status/probe.ts";
@@ -42,6 +43,7 @@ export type KubeBackendOptions = {
 export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions): Backend {
   const { config } = ctx;
   const watchOptions = { ttlSeconds: options.watchTtlSeconds };
+  const pool = ctx.poolClaims && new WarmPool(ctx, ctx.poolClaims);
 
   return {
     describe: () => ({
@@ -75,15 +77,21 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 
     async start(spec, callbacks) {
       if (spec.mode === "watch") return new WatchSession(ctx, spec, callbacks, watchOptions).start();
-      return new RunSession(ctx, spec, callbacks).start();
+      return new RunSession(ctx, spec, callbacks, pool).start();
     },
 
     async adoptSessions() {
       await reportMissingRuntimeClass(ctx);
       await ctx.watcher.ready;
-      const { adopt, reap } = partitionBootPods(ctx.watcher.pods());
+      const { adopt, reap, pool: poolPods } = partitionBootPods(ctx.watcher.pods());
       const { current, superseded } = newestPodPerSession(adopt);
-      await reapPods(ctx, [...reap, ...superseded]);
+      // With the pool off, pods of an earlier pool are nobody's.
+      await reapPods(ctx, [...reap, ...superseded, ...(pool ? [] : poolPods)]);
+      pool?.adopt(
+        poolPods,
+        current.filter(({ pod }) => pod.metadata?.name?.startsWith(POOL_POD_PREFIX)).map(({ pod }) => pod),
+      );
+      pool?.start();
       // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
       await sweepWorkspaceConfigMaps(ctx);
       return current.map(({ pod, record }): AdoptableSession => {
@@ -97,6 +105,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     },
 
     async close() {
+      pool?.stop();
       ctx.watcher.stop();
       options.picker?.stop();
     },

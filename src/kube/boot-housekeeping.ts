@@ -1,11 +1,11 @@
 /**
  * What the supervisor decides at boot about objects an earlier process left behind
  * (spec/README.md "Sessions survive a restart"; kubernetes.md §8.1, §8.2): live session pods
- * whose record parses are re-adopted; only what no record explains is reaped. Workspace
- * ConfigMaps no pod mounts are swept.
+ * whose record parses are re-adopted; warm pool pods go to the pool; only what neither explains
+ * is reaped. Workspace ConfigMaps no pod mounts are swept.
  */
 import type { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
-import { WORKSPACE_CONFIGMAP_PREFIX } from "./specs/names.ts";
+import { LABEL, WORKSPACE_CONFIGMAP_PREFIX } from "./specs/names.ts";
 import { parseSessionRecord, type SessionRecord } from "./specs/session-record.ts";
 
 export interface BootPods {
@@ -13,14 +13,18 @@ export interface BootPods {
   adopt: Array<{ pod: V1Pod; record: SessionRecord }>;
   /** Managed pods no record explains, or already being deleted: delete (grace 0, 404 ok). */
   reap: V1Pod[];
+  /** Unclaimed warm pool pods: the pool's own, explained by their label rather than a record. */
+  pool: V1Pod[];
 }
 
 /** Splits the managed pods of the session namespace into those to re-adopt and those to reap. */
 export function partitionBootPods(pods: readonly V1Pod[]): BootPods {
-  const result: BootPods = { adopt: [], reap: [] };
+  const result: BootPods = { adopt: [], reap: [], pool: [] };
   for (const pod of pods) {
     const record = parseSessionRecord(pod);
-    if (record === undefined || pod.metadata?.deletionTimestamp !== undefined) result.reap.push(pod);
+    const deleting = pod.metadata?.deletionTimestamp !== undefined;
+    if (record === undefined && !deleting && pod.metadata?.labels?.[LABEL.pool] === "true") result.pool.push(pod);
+    else if (record === undefined || deleting) result.reap.push(pod);
     else result.adopt.push({ pod, record });
   }
   return result;

@@ -6,6 +6,7 @@ import type { KubeApi } from "./api.ts";
 import type { BundleStore } from "./bundle-store.ts";
 import type { ImageBuilder } from "./build/image-build.ts";
 import type { PodWatcher } from "./pod-watcher.ts";
+import type { PoolClaims } from "./pool-claims.ts";
 import type { Router } from "./routing/router.ts";
 
 export type KubeTimings = {
@@ -25,6 +26,8 @@ export type KubeContext = {
   config: KubeRunnerConfig;
   watcher: PodWatcher;
   bundles: BundleStore;
+  /** The warm pool's claim route on the bundle listener; undefined when the pool is off. */
+  poolClaims?: PoolClaims | undefined;
   router: Router | undefined;
   builder: ImageBuilder | undefined;
   log: Logger;

@@ -60,6 +60,39 @@ const attachStreams = gauge("runner_attach_streams_open", "pods/attach streams t
 
 const buildDuration = histogram("runner_image_build_seconds", "Session image build durations, by outcome (succeeded or failed).", ["outcome"], [5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800]);
 
+/** What the warm pool gauge reads: its unclaimed pods, ready for a claim or not yet. */
+export type PoolCensus = () => { ready: number; starting: number };
+
+let poolCensus: PoolCensus = () => ({ ready: 0, starting: 0 });
+
+new Gauge({
+  name: "runner_warm_pool_pods",
+  help: "Unclaimed warm pool pods: ready (a claim may take it) or starting.",
+  labelNames: ["state"] as const,
+  registers,
+  collect() {
+    const { ready, starting } = poolCensus();
+    this.set({ state: "ready" }, ready);
+    this.set({ state: "starting" }, starting);
+  },
+});
+
+const poolStarts = new Counter({
+  name: "runner_warm_pool_starts_total",
+  help: "Run session starts by how the warm pool served them: warm (a claimed pool pod) or cold (a pod of its own).",
+  labelNames: ["start"] as const,
+  registers,
+});
+
+/** The warm pool, read at each scrape (the backend's boot, when the pool is on). */
+export function observeWarmPool(source: PoolCensus): void {
+  poolCensus = source;
+}
+
+export function warmPoolStart(start: "warm" | "cold"): void {
+  poolStarts.inc({ start });
+}
+
 /** The supervisor's registry, read at each scrape (the supervisor's start). */
 export function observeSessions(source: SessionCensus): void {
   census = source;

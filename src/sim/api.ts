@@ -338,7 +338,7 @@ export class ResourceApi {
         delete s.activeDeadlineSeconds;
         delete s.tolerations;
         for (const list of ["containers", "initContainers"]) for (const c of s[list] ?? []) delete c.image;
-        return JSON.stringify(s);
+        return canonicalJson(s);
       };
       if (strip(current.spec) !== strip(next.spec)) {
         throw invalidError(next, [{ field: "spec", reason: "FieldValueForbidden", message: "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)" }]);
@@ -423,4 +423,13 @@ export class ResourceApi {
     }
     sendJson(res, 200, { kind: `${info.type.kind}List`, apiVersion: apiVersionOf(info.type), metadata: { resourceVersion: String(this.store.currentRv()) }, items });
   }
+}
+
+/** JSON with object keys sorted: equal for equal objects whatever order a client wrote the keys in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 }

@@ -191,14 +191,15 @@ export class AttachServer {
         // A runtime takes a moment to start the process; output before the client has set up its
         // streams could race client-go's stream setup, as it never does against a real kubelet.
         await new Promise((r) => setTimeout(r, EXEC_START_MS));
-        const code = await runScript(program.script, {
+        const end = await runScript(program.script, {
           stdout: (b) => send(STDOUT, b),
           stderr: (b) => send(tty ? STDOUT : STDERR, b),
           sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
           fs: proc.options.fs,
           signal: ended.signal,
         });
-        finish(execStatus(command, code));
+        // An `exec` of a program the simulator does not run ends as a missing executable would.
+        finish(execStatus(command, "status" in end ? end.status : 127));
       })();
     });
   }

@@ -38,6 +38,7 @@ const AnnotationSchemas = {
   "kernel-debug": v.picklist(["auto", "off", "run-failed"]),
   workspace: bool,
   "report-resize": bool,
+  "report-start": bool,
   "termination-message": v.string(),
   "kernel-ports": portList,
 } as const;

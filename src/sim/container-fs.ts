@@ -41,6 +41,22 @@ export class ContainerFs {
     return tree.get(rel) ?? "No such file or directory";
   }
 
+  /** The files of the volume mounted at `mountPath` (none when nothing is mounted there), with their hashes. */
+  mountedFiles(mountPath: string): Array<{ path: string; hash: string }> {
+    const { tree, rel } = this.locate(mountPath);
+    return rel === "" && tree !== this.root ? tree.tree().files : [];
+  }
+
+  /** `rm FILE`: the file goes from the tree that holds it. */
+  remove(path: string): FsError | undefined {
+    const { tree, rel, readOnly } = this.locate(path);
+    if (rel === "") return "Is a directory";
+    if (!tree.has(rel)) return "No such file or directory";
+    if (readOnly) return "Read-only file system";
+    tree.remove(rel);
+    return undefined;
+  }
+
   write(path: string, data: Buffer): FsError | undefined {
     const { tree, rel, readOnly } = this.locate(path);
     if (readOnly) return "Read-only file system";

@@ -38,6 +38,12 @@ export interface ContainerOptions {
   /** Its volumes and root filesystem. */
   fs: ContainerFs;
   logLimitBytes: number;
+  /**
+   * The shell `exec`ed a program: the kubelet starts what that program serves and says how it
+   * behaves (read from the pod as it is now). Without it, an exec ends the container as a
+   * missing executable would.
+   */
+  exec?: (argv: string[], env: Record<string, string>) => Promise<{ behaviour: ContainerBehaviour; server: boolean }>;
 }
 
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGQUIT: 131, SIGTERM: 143, SIGKILL: 137 };
@@ -51,12 +57,18 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   /** A program other than the default `cat` runs (a script, a scripted exit): EOF on stdin does not end it. */
   private program = false;
   private status?: ExitStatus;
+  /** Long-running by nature; an exec'd program decides anew. */
+  private server: boolean;
+  /** The running program's argv and env: the command line's, until the shell execs another. */
+  private current = { argv: [] as string[], env: {} as Record<string, string> };
 
   constructor(
     readonly options: ContainerOptions,
-    readonly behaviour: ContainerBehaviour,
+    private behaviour: ContainerBehaviour,
   ) {
     super();
+    this.server = options.server;
+    this.current = { argv: options.argv, env: options.env };
     this.logs = new LogBuffer(options.logLimitBytes);
     this.stdinOpen = options.stdin;
     if (options.tty) {
@@ -78,12 +90,18 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   }
 
   start(): void {
+    this.begin(parseCommandLine(this.options.argv, this.options.env) ?? imageProgram(this.options.image, this.options.argv));
+  }
+
+  /** What the process does from now on: its behaviour's script, else the command line's, else `cat`. */
+  private begin(script: Script | undefined): void {
     const b = this.behaviour;
     for (const p of b.problems) this.print("stderr", Buffer.from(`[sim] ignored annotation ${p}\n`));
     if (b.output) this.print("stdout", Buffer.from(b.output));
     if (b.stderr) this.print("stderr", Buffer.from(b.stderr));
+    if (b["report-start"]) this.print("stdout", Buffer.from(startReport(this.current.argv, this.current.env, this.options.fs.mountedFiles("/app"))));
     const scripted = b["exit-code"] !== undefined || b["run-ms"] !== undefined || b.oom || b.crash;
-    const script = parseCommandLine(this.options.argv, this.options.env) ?? imageProgram(this.options.image, this.options.argv);
+    this.program = false;
     if (scripted) {
       const status: ExitStatus = b.oom
         ? { exitCode: 137, reason: "OOMKilled" }
@@ -95,7 +113,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
       this.timer = setTimeout(() => this.exit(status), b["run-ms"] ?? 0);
     } else if (script !== undefined) {
       void this.run(script);
-    } else if (!this.options.stdin && !this.options.server) {
+    } else if (!this.options.stdin && !this.server) {
       // `cat` with no stdin reads EOF at once: a plain container without stdin just completes.
       setImmediate(() => this.exit({ exitCode: 0, reason: "Completed" }));
     }
@@ -106,14 +124,30 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     this.program = true;
     const ended = new AbortController();
     this.once("exit", () => ended.abort());
-    const code = await runScript(script, {
-      stdout: (b) => this.print("stdout", b),
-      stderr: (b) => this.print("stderr", b),
-      sleep: (ms) => new Promise((r) => (this.timer = setTimeout(r, ms))),
-      fs: this.options.fs,
-      signal: ended.signal,
-    });
-    this.exit({ exitCode: code, reason: code === 0 ? "Completed" : "Error" });
+    const end = await runScript(
+      script,
+      {
+        stdout: (b) => this.print("stdout", b),
+        stderr: (b) => this.print("stderr", b),
+        sleep: (ms) => new Promise((r) => (this.timer = setTimeout(r, ms))),
+        fs: this.options.fs,
+        signal: ended.signal,
+      },
+      this.options.env,
+    );
+    if (!this.running) return;
+    if ("status" in end) return this.exit({ exitCode: end.status, reason: end.status === 0 ? "Completed" : "Error" });
+    if (!this.options.exec) {
+      this.print("stderr", Buffer.from(`sh: exec: ${end.exec[0]}: not found\n`));
+      return this.exit({ exitCode: 127, reason: "Error" });
+    }
+    const next = await this.options.exec(end.exec, end.env);
+    if (!this.running) return;
+    // Same process, same terminal and log: only the program, its argv and env change.
+    this.current = { argv: end.exec, env: end.env };
+    this.behaviour = next.behaviour;
+    this.server = next.server;
+    this.begin(undefined);
   }
 
   /** Program output: through ONLCR on a terminal, into the log and to attached clients. */
@@ -143,7 +177,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   closeStdin(): void {
     if (!this.stdinOpen) return;
     this.stdinOpen = false;
-    if (!this.options.server && !this.program) this.exit({ exitCode: 0, reason: "Completed" });
+    if (!this.server && !this.program) this.exit({ exitCode: 0, reason: "Completed" });
   }
 
   /** An attach session ended: stdin closes only for stdinOnce containers. */
@@ -170,4 +204,17 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     this.sinks.clear();
     this.emit("exit", status);
   }
+}
+
+/**
+ * The `report-start` report: the program's argv, its environment (one sorted `NAME=value` per
+ * line) and the files of its /app volume, so a test can compare what two ways of starting the
+ * same program hand it.
+ */
+function startReport(argv: string[], env: Record<string, string>, files: Array<{ path: string; hash: string }>): string {
+  const lines = Object.entries(env)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, value]) => `[sim] env ${name}=${JSON.stringify(value)}\n`);
+  const listed = files.map(({ path, hash }) => `[sim] file /app/${path} ${hash}\n`);
+  return `[sim] argv ${JSON.stringify(argv)}\n${lines.join("")}${listed.join("")}`;
 }

@@ -3,7 +3,7 @@
 // status the way the kubelet does (phases, waiting/running/terminated states, conditions). It
 // also enforces activeDeadlineSeconds and carries out graceful deletion.
 import { setTimeout as sleep } from "node:timers/promises";
-import { behaviourFor, imageFailsToPull } from "./behaviour.ts";
+import { behaviourFor, type ContainerBehaviour, imageFailsToPull } from "./behaviour.ts";
 import { ContainerProcess, type ExitStatus } from "./container.ts";
 import { ContainerFs } from "./container-fs.ts";
 import type { EventRecorder, Involved } from "./events.ts";
@@ -276,46 +276,33 @@ export class Kubelet {
     const behaviour = behaviourFor(pod, r.name);
     const env = envOf(r.spec);
     const argv: string[] = [...(r.spec.command ?? []), ...(r.spec.args ?? [])].map((a: string) => expandEnvReferences(a, env));
-    const debugPort = behaviour["kernel-debug"] === "off" ? undefined : inspectPort(argv, env);
-    const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
-    const servesWorkspace = behaviour.workspace ?? (r.name === "workspace" && ports.some((p) => p.containerPort === WORKSPACE_PORT));
-    const workspacePort = ports.some((p) => p.containerPort === WORKSPACE_PORT) ? WORKSPACE_PORT : (ports[0]?.containerPort ?? WORKSPACE_PORT);
-    const listens = behaviour.listen !== false && ports.length > 0;
-    const proc = new ContainerProcess(
+    const served = await this.startServers(rt, r, argv, env, behaviour);
+    const proc: ContainerProcess = new ContainerProcess(
       {
         name: r.name,
         tty: r.spec.tty === true,
         stdin: r.spec.stdin === true,
         stdinOnce: r.spec.stdinOnce === true,
-        server: !r.init && (listens || debugPort !== undefined || servesWorkspace),
+        server: served.server,
         argv,
         image: r.image,
         env,
         fs: containerFs(rt, pod, r.spec),
         logLimitBytes: this.options.logLimitBytes,
+        // The shell exec'd the kernel (a warm pool pod once claimed): it serves what a kernel
+        // started directly would, and behaves as the pod's annotations say now.
+        exec: async (next, nextEnv) => {
+          const now = this.pod(rt) ?? pod;
+          const nextBehaviour = behaviourFor(now, r.name);
+          const started = await this.startServers(rt, r, next, nextEnv, nextBehaviour);
+          if (started.problem) proc.print("stderr", Buffer.from(started.problem));
+          this.driveDebug(rt, now, r, proc, next, nextEnv);
+          return { behaviour: nextBehaviour, server: started.server };
+        },
       },
       behaviour,
     );
-    const ip = rt.ip!;
-    const who = `${rt.name}/${r.name}`;
-    if (!r.init) {
-      try {
-        if (servesWorkspace) r.servers.push(await serveWorkspace(rt.workspace, ip, workspacePort));
-        if (debugPort !== undefined) {
-          r.debug = new KernelDebugStream();
-          await r.debug.listen(ip, debugPort);
-        }
-        if (listens) {
-          const taken = new Set([debugPort, servesWorkspace ? workspacePort : undefined]);
-          for (const p of ports) {
-            if (taken.has(p.containerPort)) continue;
-            r.servers.push(await listenContainerPort(ip, p.containerPort, p.protocol ?? "TCP", who));
-          }
-        }
-      } catch (err) {
-        proc.print("stderr", Buffer.from(`[sim] could not listen: ${(err as Error).message}\n`));
-      }
-    }
+    if (served.problem) proc.print("stderr", Buffer.from(served.problem));
     if (rt.abort.signal.aborted) {
       await stopServers(r);
       throw rt.abort.signal.reason;
@@ -331,14 +318,7 @@ export class Kubelet {
     this.event(rt, "Normal", "Started", `Started container ${r.name}`, r);
     const exited = new Promise<ExitStatus>((resolve) => proc.once("exit", resolve));
     proc.start();
-    if (r.debug) {
-      const declared = ports.map((p) => ({ port: p.containerPort, protocol: p.protocol === "UDP" ? ("udp" as const) : ("tcp" as const) }));
-      driveKernel(r.debug, rt.workspace, proc, argv, env, () => {
-        // Annotations are read at every boot: a test may change them before touching the entry.
-        const now = behaviourFor(this.pod(rt) ?? pod, r.name);
-        return { ports: now["kernel-ports"] ?? declared, runFails: now["kernel-debug"] === "run-failed" };
-      });
-    }
+    this.driveDebug(rt, pod, r, proc, argv, env);
     const exit = await exited;
     await stopServers(r);
     r.ready = false;
@@ -354,6 +334,51 @@ export class Kubelet {
     r.state = { terminated };
     if (r.init) this.sync(rt);
     return exit;
+  }
+
+  /**
+   * What a main container's program serves beside it: the workspace surface, the kernel's
+   * inspect stream, listeners on its declared ports. True when any makes it long-running.
+   */
+  private async startServers(rt: PodRuntime, r: ContainerRecord, argv: string[], env: Record<string, string>, behaviour: ContainerBehaviour): Promise<{ server: boolean; problem?: string }> {
+    if (r.init) return { server: false };
+    const debugPort = behaviour["kernel-debug"] === "off" ? undefined : inspectPort(argv, env);
+    const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
+    const servesWorkspace = behaviour.workspace ?? (r.name === "workspace" && ports.some((p) => p.containerPort === WORKSPACE_PORT));
+    const workspacePort = ports.some((p) => p.containerPort === WORKSPACE_PORT) ? WORKSPACE_PORT : (ports[0]?.containerPort ?? WORKSPACE_PORT);
+    const listens = behaviour.listen !== false && ports.length > 0;
+    const who = `${rt.name}/${r.name}`;
+    const ip = rt.ip!;
+    const server = listens || debugPort !== undefined || servesWorkspace;
+    try {
+      if (servesWorkspace) r.servers.push(await serveWorkspace(rt.workspace, ip, workspacePort));
+      if (debugPort !== undefined) {
+        r.debug = new KernelDebugStream();
+        await r.debug.listen(ip, debugPort);
+      }
+      if (listens) {
+        const taken = new Set([debugPort, servesWorkspace ? workspacePort : undefined]);
+        for (const p of ports) {
+          if (taken.has(p.containerPort)) continue;
+          r.servers.push(await listenContainerPort(ip, p.containerPort, p.protocol ?? "TCP", who));
+        }
+      }
+    } catch (err) {
+      return { server, problem: `[sim] could not listen: ${(err as Error).message}\n` };
+    }
+    return { server };
+  }
+
+  /** The kernel's lifecycle frames on its inspect stream, once its process runs. */
+  private driveDebug(rt: PodRuntime, pod: KubeObject, r: ContainerRecord, proc: ContainerProcess, argv: string[], env: Record<string, string>): void {
+    if (!r.debug) return;
+    const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
+    const declared = ports.map((p) => ({ port: p.containerPort, protocol: p.protocol === "UDP" ? ("udp" as const) : ("tcp" as const) }));
+    driveKernel(r.debug, rt.workspace, proc, argv, env, () => {
+      // Annotations are read at every boot: a test may change them before touching the entry.
+      const now = behaviourFor(this.pod(rt) ?? pod, r.name);
+      return { ports: now["kernel-ports"] ?? declared, runFails: now["kernel-debug"] === "run-failed" };
+    });
   }
 
   /**

@@ -49,6 +49,12 @@ export class WorkspaceTree extends EventEmitter<{ change: [string[]] }> {
     this.emit("change", [n]);
   }
 
+  /** Removes one file as a program in a container would, telling the watchers. */
+  remove(path: string): void {
+    const n = normalise(path);
+    if (this.files.delete(n)) this.emit("change", [n]);
+  }
+
   apply(change: ChangeSet): { written: number; deleted: number } {
     const parsed = v.parse(ChangeSetSchema, change);
     const writes = (parsed.write ?? []).map((w) => ({ path: normalise(w.path), data: Buffer.from(w.content, w.encoding) }));

@@ -19,6 +19,7 @@ import { DockerHubClient } from "../kube/image-catalog.ts";
 import { ImageBuilder } from "../kube/build/image-build.ts";
 import { ImagePicker } from "../kube/image-picker.ts";
 import { PodWatcher } from "../kube/pod-watcher.ts";
+import { PoolClaims } from "../kube/pool-claims.ts";
 import { createRouter, probeRoutingSupport } from "../kube/routing/routing.ts";
 import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing/resolution.ts";
 import { simulatedBehaviourAnnotations } from "../kube/simulated-behaviour.ts";
@@ -61,7 +62,8 @@ await picker?.refresh();
 picker?.startRefreshing();
 
 const bundles = new BundleStore(kube.selfUrl);
-const bundleServer = await startBundleServer(bundles, kube.bundlePort).catch(exitOnStartupRefusal);
+const poolClaims = kube.warmPool.size > 0 ? new PoolClaims(kube.selfUrl) : undefined;
+const bundleServer = await startBundleServer(bundles, kube.bundlePort, undefined, poolClaims).catch(exitOnStartupRefusal);
 log.info("bundle listener ready", { port: bundleServer.port });
 
 const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, labelSelector: managedBySelector(kube.sessionPods.managedBy) }, log);
@@ -73,6 +75,7 @@ const backend = createKubeBackend(
     config: kube,
     watcher,
     bundles,
+    poolClaims,
     router: createRouter(decision, api, kube, log),
     builder: kube.build
       ? new ImageBuilder({ api, build: kube.build, bundles, log, managedBy: kube.sessionPods.managedBy, initImage: kube.sessionPods.initImage })

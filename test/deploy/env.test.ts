@@ -46,6 +46,8 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   KUBERNETES_SERVICE_HOST: "set by the kubelet in every pod: the runner then uses its service account",
   KUBECONFIG: "outside a pod only; in the Deployment the service account is used",
   HOME: "outside a pod only: where ~/.kube/config is looked for",
+  RUNNER_WARM_POOL_SIZE: "off (0): each pool pod charges the session quota a run pod, which an operator sizes first (README Warm pool)",
+  RUNNER_WARM_POOL_MAX_IDLE_SECONDS: "default 600; only with the warm pool",
 };
 
 function wiredNames(objects: K8sObject[]): Set<string> {

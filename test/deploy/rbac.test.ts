@@ -92,7 +92,7 @@ describe("the runner's RBAC in the manifests", () => {
    * records and from the source; this table keeps the manifests readable against them).
    */
   const SESSION_AND_CLUSTER_CALLS: ApiRequest[] = [
-    ...sessionCalls("list watch create delete", "", "pods"),
+    ...sessionCalls("list watch create update delete", "", "pods"),
     ...sessionCalls("get create update", "", "services"),
     ...sessionCalls("get", "", "pods", "log"),
     ...sessionCalls("get create", "", "pods", "attach"),

@@ -39,6 +39,7 @@ describe(`builder objects dry-run created on the ${ON_REAL_CLUSTER ? "real" : "s
     const namespace = built.namespace;
     switch (built.builder) {
       case "run pod":
+      case "pool pod":
       case "app pod":
       case "watch pod":
         return runner.core.createNamespacedPod({ namespace, body: built.object as V1Pod, ...DRY });
@@ -64,7 +65,7 @@ describe(`builder objects dry-run created on the ${ON_REAL_CLUSTER ? "real" : "s
 
   const objects = () => builtObjects({ runtimeClass: runner.runtimeClass });
   // The real cluster has no Gateway API CRDs (no registry serves them to this machine).
-  const builders = ["run pod", "app pod", "watch pod", "build Job", "Service", "Ingress", "workspace ConfigMap", ...(ON_REAL_CLUSTER ? [] : ["HTTPRoute" as const])] as const;
+  const builders = ["run pod", "pool pod", "app pod", "watch pod", "build Job", "Service", "Ingress", "workspace ConfigMap", ...(ON_REAL_CLUSTER ? [] : ["HTTPRoute" as const])] as const;
 
   it.each(builders)("every %s configuration is accepted", async (builder) => {
     const refused: string[] = [];

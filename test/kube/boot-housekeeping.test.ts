@@ -1,6 +1,7 @@
 import type { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "../../src/kube/boot-housekeeping.ts";
+import { poolPod } from "../../src/kube/specs/pool-pod.ts";
 import { runPod } from "../../src/kube/specs/run-pod.ts";
 import { PLAIN_SETTINGS, RUN_LIMITS, runSession } from "./fixtures.ts";
 
@@ -33,6 +34,12 @@ describe("partitionBootPods", () => {
     const { adopt, reap } = partitionBootPods([recorded, legacy, garbled, terminating]);
     expect(adopt).toEqual([{ pod: recorded, record: { ...runSession(), envNames: [] } }]);
     expect(reap).toEqual([legacy, garbled, terminating]);
+  });
+
+  it("keeps unclaimed warm pool pods for the pool, never reaping them, but for those being deleted", () => {
+    const waiting = poolPod({ name: "telo-pool-0123456789ab", settings: PLAIN_SETTINGS, limits: RUN_LIMITS, defaultImage: "telorun/node:latest-slim", claimUrl: "http://runner:8063/internal/pool/telo-pool-0123456789ab?token=x", maxIdleSeconds: 600 });
+    const going = { ...waiting, metadata: { ...waiting.metadata, name: "telo-pool-ba9876543210", deletionTimestamp: new Date("2026-11-29T16:00:00Z") } };
+    expect(partitionBootPods([waiting, recorded, going])).toEqual({ adopt: [{ pod: recorded, record: { ...runSession(), envNames: [] } }], reap: [going], pool: [waiting] });
   });
 });
 

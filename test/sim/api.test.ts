@@ -129,6 +129,23 @@ describe("simulated apiserver: objects", () => {
     expect(svc.spec?.ports?.map((p) => [p.name, p.port])).toEqual([["a", 80], ["b", 82]]);
   });
 
+  it("lets a pod update change metadata and the deadline whatever order its keys are written in, and nothing else of the spec", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("upd", { spec: { activeDeadlineSeconds: 600 } }) });
+    const current = await c.core.readNamespacedPod({ name: "upd", namespace: ns });
+    // The spec's keys in reverse order, as another client may serialise them.
+    const reversed = Object.fromEntries(Object.entries(current.spec!).reverse()) as typeof current.spec;
+    const updated = await c.core.replaceNamespacedPod({
+      name: "upd",
+      namespace: ns,
+      body: { ...current, metadata: { ...current.metadata, labels: { claimed: "yes" } }, spec: { ...reversed!, activeDeadlineSeconds: 300 } },
+    });
+    expect(updated.metadata?.labels).toEqual({ claimed: "yes" });
+    expect(updated.spec?.activeDeadlineSeconds).toBe(300);
+    const refused = await statusOf(c.core.replaceNamespacedPod({ name: "upd", namespace: ns, body: { ...updated, spec: { ...updated.spec!, restartPolicy: "Always" } } }));
+    expect(refused).toMatchObject({ code: 422, reason: "Invalid" });
+  });
+
   it("fills in what the apiserver defaults: service cluster IPs, pod pending status, job selectors", async () => {
     const ns = await freshNamespace(c);
     const svc = await c.core.createNamespacedService({ namespace: ns, body: { metadata: { name: "web" }, spec: { selector: { a: "b" }, ports: [{ port: 8080 }] } } });

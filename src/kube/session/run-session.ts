@@ -17,6 +17,7 @@ import { apiReason } from "../status/api-error.ts";
 import { sessionEndpoints } from "../status/endpoints.ts";
 import { decidePod, type PodDecision } from "../status/pod-decision.ts";
 import { terminalStatus, type TerminalStatus } from "../status/terminal.ts";
+import type { WarmPool } from "../pool/warm-pool.ts";
 import { heldOpen } from "./held-open.ts";
 import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
@@ -52,17 +53,27 @@ export class RunSession {
   #resolveDone!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
 
-  constructor(ctx: KubeContext, spec: StartSpec, callbacks: BackendCallbacks) {
+  readonly #pool: WarmPool | undefined;
+
+  constructor(ctx: KubeContext, spec: StartSpec, callbacks: BackendCallbacks, pool?: WarmPool) {
     const app = spec.apps[0];
     if (!app) throw new Error("a run session has exactly one app");
     this.#ctx = ctx;
     this.#spec = spec;
     this.#callbacks = callbacks;
     this.#app = app;
+    this.#pool = pool;
   }
 
-  /** Creates the pod and settles once it runs (or the start fails). */
+  /** Creates the pod, or claims a warm one, and settles once it runs (or the start fails). */
   async start(): Promise<Workload> {
+    const claimed = await this.#claimWarm();
+    if (claimed !== undefined) {
+      const pod = this.#follow(claimed);
+      pod.check();
+      await this.#whenStarted(pod);
+      return this.#workload();
+    }
     const body = await this.#buildPod();
     const pod = this.#follow(body.metadata!.name!);
     try {
@@ -93,6 +104,22 @@ export class RunSession {
     pod.check();
     await this.#whenStarted(pod);
     return this.#workload();
+  }
+
+  /** A warm pool pod made this session's (its claim waits for it on the bundle listener), or undefined. */
+  async #claimWarm(): Promise<string | undefined> {
+    if (!this.#pool) return undefined;
+    try {
+      return await this.#pool.claim({
+        spec: this.#spec,
+        facts: sessionFacts(this.#spec),
+        annotations: this.#ctx.podAnnotations(this.#spec),
+        stageBundle: () => this.#stageBundle(),
+      });
+    } catch (error) {
+      this.#release();
+      throw error;
+    }
   }
 
   #follow(podName: string, adopted = false): SessionPod {

@@ -10,6 +10,8 @@ export const LABEL = {
   sessionId: "telo.run/session-id",
   mode: "telo.run/mode",
   build: "telo.run/build",
+  /** An unclaimed warm pool pod; a claim replaces it with the session's labels. */
+  pool: "telo.run/pool",
 } as const;
 
 /** The Job controller labels a Job's pods with this; the build log tail selects on it. */
@@ -18,6 +20,16 @@ const JOB_NAME_LABEL = "job-name";
 /** Run and app pods; also the stem of every routing object of the session (Service, Ingress). */
 export function runPodName(sessionId: string): string {
   return `telo-run-${sessionId}`;
+}
+
+/**
+ * A warm pool pod keeps the name it was created with when a session claims it: pod names cannot
+ * change. The prefix tells a restarted supervisor that a session pod came from the pool.
+ */
+export const POOL_POD_PREFIX = "telo-pool-";
+
+export function poolPodName(suffix: string): string {
+  return `${POOL_POD_PREFIX}${suffix}`;
 }
 
 /** The Service and the Ingress share the session's name stem, watch sessions included. */
@@ -76,6 +88,10 @@ export function sessionLabels(managedBy: string, sessionId: string): Record<stri
 
 export function watchPodLabels(managedBy: string, sessionId: string): Record<string, string> {
   return { ...sessionLabels(managedBy, sessionId), [LABEL.mode]: "watch" };
+}
+
+export function poolLabels(managedBy: string): Record<string, string> {
+  return { ...managedByLabels(managedBy), [LABEL.pool]: "true" };
 }
 
 export function buildLabels(managedBy: string): Record<string, string> {

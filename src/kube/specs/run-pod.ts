@@ -7,7 +7,7 @@
  * were installed into its own `/telo-cache` at build time — there the emptyDir would hide
  * them, so the cache stays the image's read-only layer and telo is told not to write to it.
  */
-import type { V1Container, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
+import type { V1Container, V1EnvVar, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
 import type { SessionPodSettings } from "../../config/kube.ts";
 import { fetchInitContainer } from "./fetch-init.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
@@ -48,7 +48,7 @@ function runContainerImage(input: Pick<RunPodInput, "session" | "defaultImage" |
 }
 
 /** Options precede the manifest path: everything after the path belongs to the application. */
-function runCommand(entry: string, inspect: boolean, built: boolean): string[] {
+export function runCommand(entry: string, inspect: boolean, built: boolean): string[] {
   return [
     "telo",
     "run",
@@ -62,19 +62,34 @@ function mount(name: string, mountPath: string): V1VolumeMount {
   return { name, mountPath };
 }
 
-export function runPod(input: RunPodInput): V1Pod {
-  const { session, settings } = input;
-  const app = session.apps[0];
-  if (!app) throw new Error("a run session has exactly one app");
-  const built = input.builtImage !== undefined;
-  // Every writable path is an emptyDir of its own; the volumes are exactly these mounts.
-  const mounts = [
+/** Every writable path of the kernel container is an emptyDir of its own; a built image keeps its cache. */
+export function kernelMounts(built: boolean): V1VolumeMount[] {
+  return [
     mount("app", "/app"),
     ...(built ? [] : [mount("telo-cache", "/telo-cache")]),
     mount("work", "/work"),
     mount("home", "/home/telo"),
     mount("tmp", "/tmp"),
   ];
+}
+
+/** The env the runner gives every kernel, after the session's own (so these win a clash). */
+export const KERNEL_ENV: readonly V1EnvVar[] = [
+  { name: "TELO_CACHE_DIR", value: "/telo-cache" },
+  { name: "HOME", value: "/home/telo" },
+  { name: "npm_config_cache", value: "/home/telo/.npm" },
+  // npm's update check waits on DNS for a registry the pod may not reach (issue 9 bug 11).
+  { name: "npm_config_update_notifier", value: "false" },
+  { name: "FORCE_COLOR", value: "1" },
+];
+
+export function runPod(input: RunPodInput): V1Pod {
+  const { session, settings } = input;
+  const app = session.apps[0];
+  if (!app) throw new Error("a run session has exactly one app");
+  const built = input.builtImage !== undefined;
+  // The volumes are exactly these mounts.
+  const mounts = kernelMounts(built);
 
   const bodyFetch = fetchInitContainer({
     name: "body-fetch",
@@ -90,15 +105,7 @@ export function runPod(input: RunPodInput): V1Pod {
     ...runContainerImage(input),
     workingDir: "/work",
     command: runCommand(app.entryRelativePath, session.inspect, built),
-    env: [
-      ...envList(input.env),
-      { name: "TELO_CACHE_DIR", value: "/telo-cache" },
-      { name: "HOME", value: "/home/telo" },
-      { name: "npm_config_cache", value: "/home/telo/.npm" },
-      // npm's update check waits on DNS for a registry the pod may not reach (issue 9 bug 11).
-      { name: "npm_config_update_notifier", value: "false" },
-      { name: "FORCE_COLOR", value: "1" },
-    ],
+    env: [...envList(input.env), ...KERNEL_ENV],
     ...SESSION_CONTAINER_IO,
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),

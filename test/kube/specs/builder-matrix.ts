@@ -10,6 +10,7 @@ import { appPod } from "../../../src/kube/specs/app-pod.ts";
 import { buildJob } from "../../../src/kube/specs/build-job.ts";
 import { sessionHttpRoutes } from "../../../src/kube/specs/http-route.ts";
 import { sessionIngress } from "../../../src/kube/specs/ingress.ts";
+import { poolPod } from "../../../src/kube/specs/pool-pod.ts";
 import { runPod } from "../../../src/kube/specs/run-pod.ts";
 import { sessionService } from "../../../src/kube/specs/service.ts";
 import { watchPod } from "../../../src/kube/specs/watch-pod.ts";
@@ -18,7 +19,7 @@ import { APP_LIMITS, CREATED_AT, FULL_SETTINGS, PLAIN_SETTINGS, RUN_LIMITS, runS
 
 /** One built object: which builder, in which configuration, and the namespace it goes to. */
 export interface BuiltObject {
-  builder: "run pod" | "app pod" | "watch pod" | "build Job" | "Service" | "Ingress" | "HTTPRoute" | "workspace ConfigMap";
+  builder: "run pod" | "pool pod" | "app pod" | "watch pod" | "build Job" | "Service" | "Ingress" | "HTTPRoute" | "workspace ConfigMap";
   label: string;
   namespace: string;
   object: { apiVersion?: string; kind?: string; metadata?: { name?: string } };
@@ -86,6 +87,18 @@ export function builtObjects(options: { runtimeClass?: string } = {}): BuiltObje
       bundleUrl: `http://runner:8063/internal/bundles/${SESSION_ID}?token=${"a".repeat(48)}`,
     });
     objects.push({ builder: "run pod", label: label(c), namespace: sessions, object });
+  }
+
+  for (const c of combinations({ settings: Object.keys(settings) })) {
+    const object = poolPod({
+      name: "telo-pool-0123456789ab",
+      settings: settings[c.settings as keyof typeof settings],
+      limits: RUN_LIMITS,
+      defaultImage: "telorun/node:latest-slim",
+      claimUrl: `http://runner:8063/internal/pool/telo-pool-0123456789ab?token=${"c".repeat(48)}`,
+      maxIdleSeconds: 600,
+    });
+    objects.push({ builder: "pool pod", label: label(c), namespace: sessions, object });
   }
 
   for (const c of combinations({ settings: Object.keys(settings), config: Object.keys(CONFIGS), ports: Object.keys(PORT_SETS) })) {

@@ -1,0 +1,100 @@
+/**
+ * The warm pool's side of the bundle listener (issue 13): each pool pod long-polls its own
+ * route, `/internal/pool/<pod>?token=…`, with a 24-byte random token its spec carries, until the
+ * runner hands it a claim. A claim is answered once: the token is then spent. In memory only;
+ * a restarted supervisor registers the pods it adopts again from their specs.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+
+/** How long a poll is held before "not yet" (under the simulated wget's and busybox's budgets). */
+const HOLD_MS = 25_000;
+
+type Waiting = {
+  token: Buffer;
+  /** The answer, once claimed, until the pod collects it. */
+  answer: Buffer | undefined;
+  /** Polls being held; each gets the answer or "not yet". */
+  polls: Set<(answer: Buffer | undefined) => void>;
+  /** The pod has polled since this supervisor registered it: its shell is waiting. */
+  polled: boolean;
+};
+
+export type PollAnswer = { kind: "claimed"; answer: Buffer } | { kind: "not-yet" } | { kind: "unknown" };
+
+export class PoolClaims {
+  readonly #pods = new Map<string, Waiting>();
+
+  constructor(
+    readonly selfUrl: string,
+    readonly holdMs = HOLD_MS,
+  ) {}
+
+  /** A fresh token for a pod about to be created; returns the URL its shell polls. */
+  register(pod: string): string {
+    const url = `${this.#prefix(pod)}${randomBytes(24).toString("hex")}`;
+    this.adopt(pod, url);
+    return url;
+  }
+
+  /** Registers a pod an earlier supervisor created, from the URL its spec carries; false if the URL is not this listener's. */
+  adopt(pod: string, url: string): boolean {
+    const prefix = this.#prefix(pod);
+    if (!url.startsWith(prefix)) return false;
+    this.#pods.set(pod, { token: Buffer.from(url.slice(prefix.length)), answer: undefined, polls: new Set(), polled: false });
+    return true;
+  }
+
+  polled(pod: string): boolean {
+    return this.#pods.get(pod)?.polled === true;
+  }
+
+  /** Hands the pod its claim: to a poll held now, else to the next one. */
+  deliver(pod: string, answer: Buffer): void {
+    const waiting = this.#pods.get(pod);
+    if (!waiting) return;
+    waiting.answer = answer;
+    const [first] = waiting.polls;
+    if (first) first(answer);
+  }
+
+  forget(pod: string): void {
+    const waiting = this.#pods.get(pod);
+    if (!waiting) return;
+    this.#pods.delete(pod);
+    for (const poll of waiting.polls) poll(undefined);
+  }
+
+  /** One poll: the claim at once or when it comes, "not yet" after the hold, "unknown" for a wrong pod or token. */
+  poll(pod: string, token: string | undefined, signal: AbortSignal): Promise<PollAnswer> {
+    const waiting = this.#pods.get(pod);
+    if (!waiting || token === undefined) return Promise.resolve({ kind: "unknown" });
+    const offered = Buffer.from(token);
+    // Constant-time comparison; a length mismatch is simply no match.
+    if (offered.length !== waiting.token.length || !timingSafeEqual(offered, waiting.token)) return Promise.resolve({ kind: "unknown" });
+    waiting.polled = true;
+    if (waiting.answer) return Promise.resolve(this.#collect(pod, waiting.answer));
+    return new Promise((resolve) => {
+      const settle = (answer: Buffer | undefined) => {
+        clearTimeout(timer);
+        waiting.polls.delete(settle);
+        signal.removeEventListener("abort", abort);
+        resolve(answer ? this.#collect(pod, answer) : { kind: "not-yet" });
+      };
+      const abort = () => settle(undefined);
+      const timer = setTimeout(abort, this.holdMs);
+      timer.unref();
+      signal.addEventListener("abort", abort, { once: true });
+      waiting.polls.add(settle);
+    });
+  }
+
+  /** The answer goes out once: the pod's token is spent with it. */
+  #collect(pod: string, answer: Buffer): PollAnswer {
+    this.forget(pod);
+    return { kind: "claimed", answer };
+  }
+
+  #prefix(pod: string): string {
+    return `${this.selfUrl}/internal/pool/${encodeURIComponent(pod)}?token=`;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The warm pool's decisions, as pure functions over what the pod watch shows (issue 13): which
+ * sessions a pool pod can serve, and what the pool must do now (pods to remove, pods to create,
+ * pods a claim may take).
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import type { StartSpec } from "../../sessions/backend.ts";
+import { LABEL } from "../specs/names.ts";
+import { imagePullPolicy } from "../specs/pod-common.ts";
+import { SHELL_NAME } from "../specs/pool-pod.ts";
+import { readSessionConfig } from "../specs/session-record.ts";
+
+export interface ServeInput {
+  /** RUNNER_IMAGE: the pool's image. */
+  defaultImage: string;
+  /** The image build path is on: every session runs an image built for it. */
+  building: boolean;
+}
+
+/**
+ * Why a pool pod cannot be this session's pod, or undefined when it can. A claimed pod must be
+ * the pod a cold start would create but for its name, init container and pool volume: same
+ * image and pull policy, same ceilings (the run ceilings: no request can change them today),
+ * same container ports (none: a pod's ports cannot change after creation), env a shell can export.
+ */
+export function coldReason(spec: StartSpec, input: ServeInput): string | undefined {
+  if (spec.mode !== "run") return "a watch session runs a watch pod";
+  if (spec.selfContained) return "a predefined app runs its own image";
+  if (spec.agent) return "a session with an agent runs an agent container";
+  if (input.building) return "the image build path runs an image built for the session";
+  const config = readSessionConfig(spec.config);
+  if (config.image !== undefined && config.image !== input.defaultImage) return `the image ${config.image} is not the pool's (${input.defaultImage})`;
+  if (imagePullPolicy(config.pullPolicy) !== "IfNotPresent") return `pull policy '${config.pullPolicy}' is not the pool's ('missing')`;
+  const app = spec.apps[0];
+  if (!app || spec.apps.length !== 1) return "a run session has exactly one app";
+  if (app.ports.length > 0) return "declared ports are container ports, and a pool pod's container declares none";
+  const unexportable = Object.keys(spec.env).find((name) => !SHELL_NAME.test(name));
+  if (unexportable !== undefined) return `the env name '${unexportable}' is not one a shell can export`;
+  return undefined;
+}
+
+/** A pool pod as the plan sees it. */
+export interface PoolPodView {
+  name: string;
+  createdAt: number;
+  deleting: boolean;
+  ended: boolean;
+  /** Running with its container started: the waiting shell runs. */
+  running: boolean;
+  /** Its shell has polled this supervisor's claim route. */
+  polled: boolean;
+}
+
+export function poolPodView(pod: V1Pod, polled: boolean): PoolPodView {
+  const phase = pod.status?.phase;
+  const created = pod.metadata?.creationTimestamp;
+  return {
+    name: pod.metadata?.name ?? "",
+    createdAt: created ? new Date(created).getTime() : 0,
+    deleting: pod.metadata?.deletionTimestamp !== undefined,
+    ended: phase === "Succeeded" || phase === "Failed",
+    running: phase === "Running" && (pod.status?.containerStatuses ?? []).some((status) => status.name === "session" && status.state?.running !== undefined),
+    polled,
+  };
+}
+
+/** An unclaimed pool pod: the pool label, no session yet. */
+export function isPoolPod(pod: V1Pod): boolean {
+  return pod.metadata?.labels?.[LABEL.pool] === "true";
+}
+
+export interface PlanInput {
+  size: number;
+  maxIdleMs: number;
+  now: number;
+  /** Creates sent and not yet seen by the watch. */
+  creating: number;
+  /** Pods a claim is taking or took (the watch may not show it yet). */
+  claimed: ReadonlySet<string>;
+}
+
+export interface PoolPlan {
+  /** Ended pods, and idle ones past their age: delete. */
+  remove: string[];
+  /** How many pods to create now. */
+  create: number;
+  /** Pods a claim may take, oldest first (the next to be replaced anyway). */
+  claimable: string[];
+  /** Unclaimed pods that stay: the claimable ones and those still starting. */
+  live: number;
+  /** When the next idle pod reaches its age; undefined with none. */
+  nextExpiry: number | undefined;
+}
+
+export function planPool(pods: readonly PoolPodView[], input: PlanInput): PoolPlan {
+  const remove: string[] = [];
+  const live: PoolPodView[] = [];
+  for (const pod of pods) {
+    if (pod.deleting || input.claimed.has(pod.name)) continue;
+    if (pod.ended || input.now - pod.createdAt >= input.maxIdleMs) remove.push(pod.name);
+    else live.push(pod);
+  }
+  live.sort((a, b) => a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1));
+  return {
+    remove,
+    create: Math.max(0, input.size - live.length - input.creating),
+    claimable: live.filter((pod) => pod.running && pod.polled).map((pod) => pod.name),
+    live: live.length,
+    nextExpiry: live.length > 0 ? live[0]!.createdAt + input.maxIdleMs : undefined,
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The warm pool (issue 13): keeps RUNNER_WARM_POOL_SIZE unclaimed pool pods ready, hands one
+ * to a run session that it can serve, and refills in the background. Everything it knows about
+ * its pods comes from the runner's one pod watch; what it decides is `plan.ts`'s.
+ *
+ * - A claim takes the oldest ready pod with one conditional update (claimedPod): the pod becomes
+ *   the session's, and its claim answer waits for it on the bundle listener (PoolClaims). A
+ *   conflict means something else changed the pod first: the next pod is tried.
+ * - Creates, deletes and their retries run beside claims, never in front of them.
+ * - After a supervisor restart, pool pods are adopted (their claim URL read back from their spec)
+ *   and count as the pool; a pod claimed by the dead supervisor but never told its claim is
+ *   told that it cannot be, so it fails instead of waiting for its TTL.
+ */
+import { randomBytes } from "node:crypto";
+import type { V1Pod } from "@kubernetes/client-node";
+import type { WarmPoolSettings } from "../../config/kube.ts";
+import type { StartSpec } from "../../sessions/backend.ts";
+import { withDeadline } from "../api.ts";
+import type { KubeContext } from "../context.ts";
+import type { PoolClaims } from "../pool-claims.ts";
+import { CALL_DEADLINE_MS, deletePod } from "../session/pod-calls.ts";
+import { clampLimits } from "../specs/limits.ts";
+import { poolPodName } from "../specs/names.ts";
+import type { SessionFacts } from "../specs/pod-common.ts";
+import { claimScript, claimedPod, poolClaimUrl, poolPod, UNDELIVERABLE_CLAIM } from "../specs/pool-pod.ts";
+import { observeWarmPool, warmPoolStart } from "../../metrics/figures.ts";
+import { apiReason, isConflict } from "../status/api-error.ts";
+import { coldReason, isPoolPod, planPool, poolPodView } from "./plan.ts";
+
+const MIN_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 30_000;
+
+export interface ClaimRequest {
+  spec: StartSpec;
+  facts: SessionFacts;
+  /** Extra annotations of the session's pod (the simulated cluster's behaviour knobs). */
+  annotations: Record<string, string>;
+  /** Stages the session's bundle; its single-use URL. */
+  stageBundle(): Promise<string>;
+}
+
+export class WarmPool {
+  readonly #ctx: KubeContext;
+  readonly #claims: PoolClaims;
+  readonly #settings: WarmPoolSettings;
+  readonly #now: () => number;
+  /** Created and not yet seen by the watch. */
+  readonly #creating = new Set<string>();
+  /** Claimed (or being claimed) and still labelled a pool pod in the watch's copy. */
+  readonly #claimed = new Set<string>();
+  readonly #deleting = new Set<string>();
+  readonly #subscriptions = new Map<string, () => void>();
+  #timer: NodeJS.Timeout | undefined;
+  #retryAt = 0;
+  #retryMs = MIN_RETRY_MS;
+  #queued = false;
+  #stopped = true;
+
+  constructor(ctx: KubeContext, claims: PoolClaims, now: () => number = Date.now) {
+    this.#ctx = ctx;
+    this.#claims = claims;
+    this.#settings = ctx.config.warmPool;
+    this.#now = now;
+  }
+
+  /**
+   * Boot: the pool pods an earlier supervisor left are this pool's (those whose claim URL is
+   * not this listener's are replaced), and pods it claimed are told if their claim was lost.
+   */
+  adopt(poolPods: readonly V1Pod[], claimedFromPool: readonly V1Pod[]): void {
+    for (const pod of poolPods) {
+      const name = pod.metadata?.name ?? "";
+      const url = poolClaimUrl(pod);
+      if (url !== undefined && this.#claims.adopt(name, url)) this.#follow(name);
+      else void this.#remove(name);
+    }
+    for (const pod of claimedFromPool) {
+      const name = pod.metadata?.name ?? "";
+      const url = poolClaimUrl(pod);
+      // A pod that collected its claim never polls again; one that did not gets this answer.
+      if (url === undefined || !this.#claims.adopt(name, url)) continue;
+      this.#claims.deliver(name, Buffer.from(UNDELIVERABLE_CLAIM));
+      this.#forgetWhenGone(name);
+    }
+    if (poolPods.length > 0) this.#ctx.log.info("adopted warm pool pods", { count: poolPods.length });
+  }
+
+  start(): void {
+    this.#stopped = false;
+    observeWarmPool(() => {
+      const plan = this.#plan();
+      return { ready: plan.claimable.length, starting: plan.live - plan.claimable.length };
+    });
+    this.#reconcile();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    for (const unsubscribe of this.#subscriptions.values()) unsubscribe();
+    this.#subscriptions.clear();
+  }
+
+  /** The name of the pool pod that is now this session's, or undefined: the session starts cold (the debug log says why). */
+  async claim(request: ClaimRequest): Promise<string | undefined> {
+    const { spec } = request;
+    const reason = coldReason(spec, { defaultImage: this.#ctx.config.defaultImage, building: this.#ctx.builder !== undefined });
+    if (reason !== undefined) return this.#cold(spec, reason);
+    if (this.#plan().claimable.length === 0) return this.#cold(spec, "the warm pool has no ready pod");
+    const bundleUrl = await request.stageBundle();
+    const limits = clampLimits(this.#ctx.config.runCeilings);
+    const app = spec.apps[0]!;
+    // Read again after the await: a concurrent claim may have taken pods meanwhile.
+    for (const name of this.#plan().claimable) {
+      const pod = this.#ctx.watcher.get(name);
+      if (!pod) continue;
+      this.#claimed.add(name);
+      try {
+        const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations: request.annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
+        await withDeadline(this.#ctx.api.core.replaceNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");
+      } catch (error) {
+        this.#claimed.delete(name);
+        if (isConflict(error)) continue;
+        this.#ctx.log.warn("claiming a warm pool pod failed", { sessionId: spec.sessionId, pod: name, reason: apiReason(error) });
+        return this.#cold(spec, "the claim failed");
+      }
+      this.#claims.deliver(name, Buffer.from(claimScript({ bundleUrl, env: spec.env, entryRelativePath: app.entryRelativePath, inspect: spec.inspect })));
+      this.#unfollow(name);
+      this.#forgetWhenGone(name);
+      warmPoolStart("warm");
+      this.#ctx.log.debug("session claimed a warm pool pod", { sessionId: spec.sessionId, pod: name });
+      this.#queue();
+      return name;
+    }
+    return this.#cold(spec, "every ready pool pod was claimed meanwhile");
+  }
+
+  #cold(spec: StartSpec, reason: string): undefined {
+    warmPoolStart("cold");
+    this.#ctx.log.debug("session starts cold", { sessionId: spec.sessionId, reason });
+    return undefined;
+  }
+
+  #plan() {
+    const pods = this.#ctx.watcher.pods().filter(isPoolPod);
+    for (const pod of pods) this.#creating.delete(pod.metadata?.name ?? "");
+    // A claimed pod leaves the plan's sight once the watch shows it relabelled.
+    const stillPool = new Set(pods.map((pod) => pod.metadata?.name ?? ""));
+    for (const name of this.#claimed) if (!stillPool.has(name)) this.#claimed.delete(name);
+    const views = pods.map((pod) => poolPodView(pod, this.#claims.polled(pod.metadata?.name ?? "")));
+    return planPool(
+      views.filter((view) => !this.#deleting.has(view.name)),
+      { size: this.#settings.size, maxIdleMs: this.#settings.maxIdleSeconds * 1000, now: this.#now(), creating: this.#creating.size, claimed: this.#claimed },
+    );
+  }
+
+  /** Reconciles once per event-loop turn however many changes arrive in it. */
+  #queue(): void {
+    if (this.#queued || this.#stopped) return;
+    this.#queued = true;
+    setImmediate(() => {
+      this.#queued = false;
+      this.#reconcile();
+    });
+  }
+
+  #reconcile(): void {
+    if (this.#stopped) return;
+    const plan = this.#plan();
+    // A pod that went by other hands than the pool's needs following no more.
+    for (const name of this.#subscriptions.keys()) if (!this.#creating.has(name) && !this.#ctx.watcher.get(name)) this.#unfollow(name);
+    for (const name of plan.remove) void this.#remove(name);
+    const now = this.#now();
+    if (plan.create > 0 && now >= this.#retryAt) for (let i = 0; i < plan.create; i++) void this.#create();
+    // Wake at the next expiry, or at the retry after a failed create.
+    const wakeAt = Math.min(plan.nextExpiry ?? Infinity, plan.create > 0 && now < this.#retryAt ? this.#retryAt : Infinity);
+    clearTimeout(this.#timer);
+    if (wakeAt !== Infinity) {
+      this.#timer = setTimeout(() => this.#reconcile(), Math.max(0, wakeAt - now));
+      this.#timer.unref();
+    }
+  }
+
+  async #create(): Promise<void> {
+    const name = poolPodName(randomBytes(6).toString("hex"));
+    this.#creating.add(name);
+    const body = poolPod({
+      name,
+      settings: this.#ctx.config.sessionPods,
+      limits: clampLimits(this.#ctx.config.runCeilings),
+      defaultImage: this.#ctx.config.defaultImage,
+      claimUrl: this.#claims.register(name),
+      maxIdleSeconds: this.#settings.maxIdleSeconds,
+    });
+    this.#follow(name);
+    try {
+      await withDeadline(this.#ctx.api.core.createNamespacedPod({ namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the pool pod create call");
+      this.#retryMs = MIN_RETRY_MS;
+    } catch (error) {
+      this.#creating.delete(name);
+      this.#unfollow(name);
+      this.#claims.forget(name);
+      // Quota full, apiserver trouble: the pool waits and tries again, doubling the wait.
+      this.#ctx.log.warn("creating a warm pool pod failed; trying again later", { reason: apiReason(error), retryInMs: this.#retryMs });
+      this.#retryAt = this.#now() + this.#retryMs;
+      this.#retryMs = Math.min(this.#retryMs * 2, MAX_RETRY_MS);
+      this.#queue();
+    }
+  }
+
+  async #remove(name: string): Promise<void> {
+    if (this.#deleting.has(name)) return;
+    this.#deleting.add(name);
+    this.#unfollow(name);
+    this.#claims.forget(name);
+    try {
+      await deletePod(this.#ctx, name);
+    } catch (error) {
+      this.#ctx.log.warn("deleting a warm pool pod failed", { pod: name, reason: apiReason(error) });
+    } finally {
+      this.#deleting.delete(name);
+      this.#queue();
+    }
+  }
+
+  /** Every change of an unclaimed pod (it ran, it ended, it went) reconciles the pool. */
+  #follow(name: string): void {
+    if (this.#subscriptions.has(name)) return;
+    this.#subscriptions.set(name, this.#ctx.watcher.subscribe(name, () => this.#queue()));
+  }
+
+  #unfollow(name: string): void {
+    this.#subscriptions.get(name)?.();
+    this.#subscriptions.delete(name);
+  }
+
+  /** A claim answer never collected goes with its pod. */
+  #forgetWhenGone(name: string): void {
+    const unsubscribe = this.#ctx.watcher.subscribe(name, (pod) => {
+      if (pod) return;
+      unsubscribe();
+      this.#claims.forget(name);
+    });
+  }
+}

@@ -1,0 +1,65 @@
+/** The warm pool's decisions (src/kube/pool/plan.ts): which sessions it serves, what it does now. */
+import { describe, expect, it } from "vitest";
+import { coldReason, planPool, type PoolPodView } from "../../src/kube/pool/plan.ts";
+import type { StartSpec } from "../../src/sessions/backend.ts";
+
+function spec(overrides: Partial<StartSpec> = {}): StartSpec {
+  return {
+    sessionId: "k7m3qx4r2abc",
+    createdAt: "2026-12-01T10:00:00.000Z",
+    mode: "run",
+    apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [], io: "tty" }],
+    env: { GREETING: "hi" },
+    config: { image: "telorun/node:latest-slim", pullPolicy: "missing" },
+    bundle: { entryRelativePath: "telo.yaml", files: [] },
+    inspect: true,
+    selfContained: false,
+    ...overrides,
+  };
+}
+
+const SERVE = { defaultImage: "telorun/node:latest-slim", building: false };
+
+describe("coldReason", () => {
+  it("serves a run session of the default image, inspected or not, with any config it ignores", () => {
+    expect(coldReason(spec(), SERVE)).toBeUndefined();
+    expect(coldReason(spec({ config: { image: "telorun/node:latest-slim", pullPolicy: "missing", registryUrl: "https://r.example" } }), SERVE)).toBeUndefined();
+  });
+
+  it.each([
+    ["watch", spec({ mode: "watch" }), SERVE, /watch/],
+    ["predefined app", spec({ selfContained: true }), SERVE, /predefined app/],
+    ["another image", spec({ config: { image: "telorun/node:0.14.0", pullPolicy: "missing" } }), SERVE, /telorun\/node:0.14.0 is not the pool's/],
+    ["pull always", spec({ config: { image: "telorun/node:latest-slim", pullPolicy: "always" } }), SERVE, /pull policy 'always'/],
+    ["pull never", spec({ config: { image: "telorun/node:latest-slim", pullPolicy: "never" } }), SERVE, /pull policy 'never'/],
+    ["declared ports", spec({ apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [{ port: 80, protocol: "tcp" }], io: "tty" }] }), SERVE, /ports/],
+    ["an env name sh cannot export", spec({ env: { "my.key": "v" } }), SERVE, /'my\.key'/],
+    ["the build path", spec(), { ...SERVE, building: true }, /built/],
+  ])("starts cold: %s", (_label, session, input, reason) => {
+    expect(coldReason(session, input)).toMatch(reason);
+  });
+});
+
+const view = (name: string, createdAt: number, overrides: Partial<PoolPodView> = {}): PoolPodView => ({ name, createdAt, deleting: false, ended: false, running: true, polled: true, ...overrides });
+
+describe("planPool", () => {
+  const base = { size: 3, maxIdleMs: 60_000, now: 100_000, creating: 0, claimed: new Set<string>() };
+
+  it("offers ready pods oldest first and creates what is missing", () => {
+    const plan = planPool([view("b", 90_000), view("a", 80_000), view("c", 95_000, { polled: false })], base);
+    expect(plan).toEqual({ remove: [], create: 0, claimable: ["a", "b"], live: 3, nextExpiry: 140_000 });
+    expect(planPool([view("a", 80_000)], { ...base, creating: 1 }).create).toBe(1);
+  });
+
+  it("removes ended pods and idle ones past their age; claimed and deleting pods are no longer the pool's", () => {
+    const plan = planPool(
+      [view("old", 40_000), view("failed", 90_000, { ended: true, running: false }), view("taken", 90_000), view("going", 90_000, { deleting: true }), view("fresh", 99_000, { running: false })],
+      { ...base, claimed: new Set(["taken"]) },
+    );
+    expect(plan).toEqual({ remove: ["old", "failed"], create: 2, claimable: [], live: 1, nextExpiry: 159_000 });
+  });
+
+  it("does nothing with the pool off and no pods", () => {
+    expect(planPool([], { ...base, size: 0 })).toEqual({ remove: [], create: 0, claimable: [], live: 0, nextExpiry: undefined });
+  });
+});
