@@ -112,10 +112,23 @@ export class WarmPool {
     const app = spec.apps[0]!;
     // Read again after the await: a concurrent claim may have taken pods meanwhile.
     for (const name of this.#plan().claimable) {
-      const pod = this.#ctx.watcher.get(name);
-      if (!pod) continue;
+      if (!this.#ctx.watcher.get(name)) continue;
       this.#claimed.add(name);
       try {
+        // The watch cache keeps a trimmed pod (pod-trim.ts), and an update replaces the whole
+        // object, so the claim is built on the pod as the apiserver has it; the resourceVersion
+        // it carries still makes a second claim of the same pod a 409. Read by a list of one
+        // name: the manifests grant list on pods, not get.
+        const listed = await withDeadline(
+          this.#ctx.api.core.listNamespacedPod({ namespace: this.#ctx.config.sessionPods.namespace, fieldSelector: `metadata.name=${name}` }),
+          CALL_DEADLINE_MS,
+          "the warm pool claim's read",
+        );
+        const pod = listed.items[0];
+        if (!pod || !isPoolPod(pod)) {
+          this.#claimed.delete(name);
+          continue;
+        }
         const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations: request.annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
         await withDeadline(this.#ctx.api.core.replaceNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");
       } catch (error) {
