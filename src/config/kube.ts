@@ -130,14 +130,19 @@ export const kubeEnvSchema = v.object({
 
 export type KubeEnv = v.InferOutput<typeof kubeEnvSchema>;
 
+/** A settings group named field by field after the variables it comes from, types carried over. */
+function settingsOf<const Names extends Record<string, keyof KubeEnv>>(env: KubeEnv, names: Names): { [Field in keyof Names]: KubeEnv[Names[Field]] } {
+  return Object.fromEntries(Object.entries(names).map(([field, variable]) => [field, env[variable]])) as { [Field in keyof Names]: KubeEnv[Names[Field]] };
+}
+
 function sessionPodSettings(env: KubeEnv) {
-  return {
-    namespace: env.RUNNER_SESSION_NAMESPACE,
-    managedBy: env.RUNNER_MANAGED_BY,
-    initImage: env.RUNNER_INIT_IMAGE,
-    imagePullSecret: env.RUNNER_IMAGE_PULL_SECRET,
-    runtimeClass: env.RUNNER_RUNTIME_CLASS,
-  };
+  return settingsOf(env, {
+    namespace: "RUNNER_SESSION_NAMESPACE",
+    managedBy: "RUNNER_MANAGED_BY",
+    initImage: "RUNNER_INIT_IMAGE",
+    imagePullSecret: "RUNNER_IMAGE_PULL_SECRET",
+    runtimeClass: "RUNNER_RUNTIME_CLASS",
+  });
 }
 
 /** A set of ceilings: `RUNNER_MAX_*` for run sessions, `RUNNER_APP_MAX_*` for app and watch pods. */
@@ -157,15 +162,17 @@ function warmPoolSettings(env: KubeEnv) {
 
 function routingConfig(env: KubeEnv) {
   return {
-    mode: env.SESSION_ROUTING_MODE,
-    baseDomain: env.SESSION_ROUTING_BASE_DOMAIN,
-    readyTimeoutSeconds: env.SESSION_ROUTE_READY_TIMEOUT_SECONDS,
-    sessionNamespace: env.RUNNER_SESSION_NAMESPACE,
-    ingressClass: env.SESSION_INGRESS_CLASS,
-    tlsSecret: env.SESSION_INGRESS_TLS_SECRET,
-    gatewayName: env.SESSION_GATEWAY_NAME,
+    ...settingsOf(env, {
+      mode: "SESSION_ROUTING_MODE",
+      baseDomain: "SESSION_ROUTING_BASE_DOMAIN",
+      readyTimeoutSeconds: "SESSION_ROUTE_READY_TIMEOUT_SECONDS",
+      sessionNamespace: "RUNNER_SESSION_NAMESPACE",
+      ingressClass: "SESSION_INGRESS_CLASS",
+      tlsSecret: "SESSION_INGRESS_TLS_SECRET",
+      gatewayName: "SESSION_GATEWAY_NAME",
+      gatewaySectionName: "SESSION_GATEWAY_SECTION_NAME",
+    }),
     gatewayNamespace: env.SESSION_GATEWAY_NAMESPACE ?? env.RUNNER_SESSION_NAMESPACE,
-    gatewaySectionName: env.SESSION_GATEWAY_SECTION_NAME,
   };
 }
 
@@ -189,12 +196,14 @@ function baseImageCatalogConfig(env: KubeEnv) {
 function buildConfig(repository: string, env: KubeEnv) {
   return {
     repository,
-    namespace: env.RUNNER_BUILD_NAMESPACE,
-    builderImage: env.RUNNER_BUILDER_IMAGE,
-    timeoutSeconds: env.RUNNER_BUILD_TIMEOUT_SECONDS,
-    insecureRegistry: env.RUNNER_REGISTRY_INSECURE,
-    registryApiUrl: env.RUNNER_REGISTRY_API_URL,
-    pushSecret: env.RUNNER_REGISTRY_PUSH_SECRET,
+    ...settingsOf(env, {
+      namespace: "RUNNER_BUILD_NAMESPACE",
+      builderImage: "RUNNER_BUILDER_IMAGE",
+      timeoutSeconds: "RUNNER_BUILD_TIMEOUT_SECONDS",
+      insecureRegistry: "RUNNER_REGISTRY_INSECURE",
+      registryApiUrl: "RUNNER_REGISTRY_API_URL",
+      pushSecret: "RUNNER_REGISTRY_PUSH_SECRET",
+    }),
   };
 }
 

@@ -21,8 +21,8 @@ import type { V1Container, V1Pod } from "@kubernetes/client-node";
 import type { SessionPodSettings } from "../../config/kube.ts";
 import { FETCH_INIT_CONTAINER_RESOURCES, containerResources, type Ceilings } from "./limits.ts";
 import { poolLabels, sessionLabels } from "./names.ts";
-import { HARDENED_CONTAINER_SECURITY, HARDENED_POD_SECURITY, SESSION_CONTAINER_IO, sessionPodBasics, sessionPodMetadata, type SessionFacts } from "./pod-common.ts";
-import { KERNEL_ENV, kernelMounts, runCommand } from "./run-pod.ts";
+import { HARDENED_CONTAINER_SECURITY, HARDENED_POD_SECURITY, SESSION_CONTAINER_IO, sessionPodBasics, sessionPodMetadata } from "./pod-common.ts";
+import { KERNEL_ENV, kernelMounts, runCommand, type RunPodInput } from "./run-pod.ts";
 
 /** Where the pod's own busybox lives; the session container mounts it read-only. */
 const BUSYBOX = "/pool/busybox";
@@ -154,13 +154,10 @@ export function claimScript(input: ClaimInput): string {
  */
 export const UNDELIVERABLE_CLAIM = "echo '[runner] this session was claimed by a runner that restarted before delivering its application'\nexit 1\n";
 
-export interface ClaimInputPod {
-  /** The pool pod as the watch last showed it: its resourceVersion is the claim's precondition. */
+/** What a cold run pod is built from, less what the pool pod already has; `env` gives names only here (the values travel in the claim answer). */
+export interface ClaimInputPod extends Pick<RunPodInput, "session" | "settings" | "env"> {
+  /** The pool pod as the apiserver last answered it: its resourceVersion is the claim's precondition. */
   pod: V1Pod;
-  session: SessionFacts;
-  settings: SessionPodSettings;
-  /** Names only; the values travel in the claim answer. */
-  env: Record<string, string>;
   /** Extra annotations (the simulated cluster's behaviour knobs). */
   annotations: Record<string, string>;
   ttlSeconds: number;
