@@ -79,16 +79,10 @@ export class LineDiscipline {
         this.pendingLength = 0;
         return;
       case ETX:
-        this.pendingLength = 0;
-        this.echoed.push(Buffer.from("^C\r\n"));
-        this.flushEcho();
-        this.sink.signal("SIGINT");
+        this.interrupt("^C", "SIGINT");
         return;
       case FS:
-        this.pendingLength = 0;
-        this.echoed.push(Buffer.from("^\\\r\n"));
-        this.flushEcho();
-        this.sink.signal("SIGQUIT");
+        this.interrupt("^\\", "SIGQUIT");
         return;
       case EOT:
         if (this.pendingLength === 0) {
@@ -101,6 +95,14 @@ export class LineDiscipline {
         // Control characters echo in caret notation, as ECHOCTL does.
         this.echoed.push(b !== 0x09 ? Buffer.from(`^${String.fromCharCode(b + 0x40)}`) : Buffer.of(b));
     }
+  }
+
+  /** ^C and ^\ in canonical mode: the pending line is dropped, the key echoed, the signal sent. */
+  private interrupt(echo: string, signal: "SIGINT" | "SIGQUIT"): void {
+    this.pendingLength = 0;
+    this.echoed.push(Buffer.from(`${echo}\r\n`));
+    this.flushEcho();
+    this.sink.signal(signal);
   }
 
   /** The echo written so far goes out before what the program does with the line. */
