@@ -148,6 +148,19 @@ describe("faults", () => {
     });
     await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
+  // Issue 9 bug 5, as the real cluster's audit log caught it: a pod the watch saw deleted behind
+  // the runner's back was deleted again (a 404). The only delete is the test's own.
+  it("does not delete again a pod the watch saw deleted behind the runner's back", async () => {
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "image-pull": "fail" } }));
+    await eventsUntil(runner.client, sessionId, (event) => event.type === "progress" && event.message === "Pulling image");
+    const deletesBefore = runner.sim.counters().requests["delete pods"] ?? 0;
+    await runner.core.deleteNamespacedPod({ name: `telo-run-${sessionId}`, namespace: SESSION_NAMESPACE, gracePeriodSeconds: 0 });
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({
+      type: "status",
+      status: { kind: "failed", message: "start: pod disappeared before reaching Running" },
+    });
+    expect(runner.sim.counters().requests["delete pods"]).toBe(deletesBefore + 1);
+  });
 });
 
 describe("Kubernetes API cost", () => {

@@ -45,6 +45,8 @@ export class SessionPod {
   #timer: NodeJS.Timeout | undefined;
   #lastProgress: { provision?: string | undefined; pull?: string | undefined } = {};
   #deletion: Promise<void> | undefined;
+  /** The watch has shown this pod: its absence from the watch is then its deletion, not lag. */
+  #seen = false;
   #settle!: { resolve(outcome: StartOutcome): void; reject(error: Error): void };
   /** Settles once: ready/ran, or a StartFailure (deadline, early end, disappearance, stop). */
   readonly started: Promise<StartOutcome>;
@@ -95,8 +97,13 @@ export class SessionPod {
     listener(current, decidePod(current, this.#phase, Date.now()));
   }
 
-  /** One delete per pod, whoever asks and however often; a failed one may be asked again. */
+  /**
+   * One delete per pod, whoever asks and however often; a failed one may be asked again. None
+   * at all for a pod the watch saw go (deleted behind the runner's back, or by an earlier call):
+   * the delete could only answer 404 (issue 9 bug 5).
+   */
   delete(): Promise<void> {
+    if (this.#seen && this.#deletion === undefined && !this.#ctx.watcher.get(this.name)) return Promise.resolve();
     this.#deletion ??= deletePod(this.#ctx, this.name).catch((error: unknown) => {
       this.#deletion = undefined;
       throw error;
@@ -137,6 +144,7 @@ export class SessionPod {
   }
 
   #onPod(pod: V1Pod | undefined, fromWatch = true): void {
+    if (fromWatch && pod) this.#seen = true;
     const phase = this.#phase;
     if (phase.kind === "live") {
       this.#live?.(pod, decidePod(pod, phase, Date.now()));
