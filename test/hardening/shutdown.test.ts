@@ -3,8 +3,10 @@
  * supervisor with a terminal open still exits on SIGTERM, the api closes terminals with 1012
  * and ends event streams, and /v1/ready follows the supervisor while /v1/health does not.
  */
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { eventsUntil, isStatus } from "../support/streams.ts";
+import { spawnTs } from "../support/processes.ts";
 import { type Processes, exitOf, openSocket, startProcesses } from "./support.ts";
 import { sessionBody } from "../support/session-body.ts";
 
@@ -49,6 +51,29 @@ describe("shutdown", () => {
       const chunk = await reader.read().catch(() => ({ done: true }));
       if (chunk.done) break;
     }
+  });
+
+  // An attacker holding a request open (its body half sent) cannot delay the api's shutdown.
+  it("the api exits 0 on SIGTERM while a client holds a request half sent", async () => {
+    runner = await startProcesses();
+    const held = connect(runner.port, "127.0.0.1");
+    await new Promise<void>((resolve) => held.once("connect", () => resolve()));
+    held.on("error", () => undefined);
+    held.write("POST /v1/sessions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"apps\":");
+    const api = runner.api();
+    api.kill("SIGTERM");
+    expect(await exitOf(api)).toBe(0);
+    held.destroy();
+  });
+
+  // The bound itself: whatever a shutdown step waits on, the process goes, saying why.
+  it("a process whose shutdown hangs exits 1 at its bound, with a log line", async () => {
+    const hung = spawnTs("test/hardening/fixtures/hung-shutdown.ts", { BOUND_MS: "300" });
+    let logged = "";
+    hung.stdout?.on("data", (chunk: Buffer) => (logged += chunk.toString()));
+    expect(await exitOf(hung)).toBe(1);
+    expect(logged).toContain("armed");
+    expect(JSON.parse(logged.split("\n").find((line) => line.includes("shutdown did not finish"))!)).toMatchObject({ boundMs: 300 });
   });
 });
 
