@@ -1,5 +1,5 @@
 // CRUD, Status errors, selectors and patches through the real @kubernetes/client-node.
-import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { PatchStrategy, setHeaderOptions, type V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { freshNamespace, pod, statusOf, useCluster } from "./helpers.ts";
 
@@ -132,14 +132,18 @@ describe("simulated apiserver: objects", () => {
   it("lets a pod update change metadata and the deadline whatever order its keys are written in, and nothing else of the spec", async () => {
     const ns = await freshNamespace(c);
     await c.core.createNamespacedPod({ namespace: ns, body: pod("upd", { spec: { activeDeadlineSeconds: 600 } }) });
-    const current = await c.core.readNamespacedPod({ name: "upd", namespace: ns });
-    // The spec's keys in reverse order, as another client may serialise them.
-    const reversed = Object.fromEntries(Object.entries(current.spec!).reverse()) as typeof current.spec;
-    const updated = await c.core.replaceNamespacedPod({
-      name: "upd",
-      namespace: ns,
-      body: { ...current, metadata: { ...current.metadata, labels: { claimed: "yes" } }, spec: { ...reversed!, activeDeadlineSeconds: 300 } },
-    });
+    // The spec's keys in reverse order, as another client may serialise them. The kubelet may
+    // write the pod's status between the read and the update (a 409): read again, as a client does.
+    const claim = async (): Promise<V1Pod> => {
+      const current = await c.core.readNamespacedPod({ name: "upd", namespace: ns });
+      const reversed = Object.fromEntries(Object.entries(current.spec!).reverse()) as typeof current.spec;
+      const body = { ...current, metadata: { ...current.metadata, labels: { claimed: "yes" } }, spec: { ...reversed!, activeDeadlineSeconds: 300 } };
+      return c.core.replaceNamespacedPod({ name: "upd", namespace: ns, body }).catch((error: { code?: number }) => {
+        if (error.code === 409) return claim();
+        throw error;
+      });
+    };
+    const updated = await claim();
     expect(updated.metadata?.labels).toEqual({ claimed: "yes" });
     expect(updated.spec?.activeDeadlineSeconds).toBe(300);
     const refused = await statusOf(c.core.replaceNamespacedPod({ name: "upd", namespace: ns, body: { ...updated, spec: { ...updated.spec!, restartPolicy: "Always" } } }));
