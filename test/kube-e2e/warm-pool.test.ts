@@ -30,10 +30,16 @@ async function readyPoolPods(runner: KubeRunner): Promise<string[]> {
     .sort();
 }
 
+/**
+ * The pool at its size, as the cluster and the runner both see it: a pod whose container runs
+ * is claimable only once its shell has polled the supervisor (the runner's ready gauge), and a
+ * session created before that would rightly start cold.
+ */
 function poolFull(runner: KubeRunner, size = POOL_SIZE): Promise<string[]> {
   return waitFor(`${size} ready pool pods`, async () => {
     const ready = await readyPoolPods(runner);
-    return ready.length === size ? ready : undefined;
+    if (ready.length !== size) return undefined;
+    return valueOf(await scrape(runner.baseUrl), "runner_warm_pool_pods", { state: "ready" }) === size ? ready : undefined;
   });
 }
 

@@ -146,7 +146,9 @@ describe("simulated apiserver: objects", () => {
     const updated = await claim();
     expect(updated.metadata?.labels).toEqual({ claimed: "yes" });
     expect(updated.spec?.activeDeadlineSeconds).toBe(300);
-    const refused = await statusOf(c.core.replaceNamespacedPod({ name: "upd", namespace: ns, body: { ...updated, spec: { ...updated.spec!, restartPolicy: "Always" } } }));
+    // Unconditional (no resourceVersion: pods allow it), so a status write meanwhile is no 409.
+    const { resourceVersion: _unconditional, ...metadata } = updated.metadata!;
+    const refused = await statusOf(c.core.replaceNamespacedPod({ name: "upd", namespace: ns, body: { ...updated, metadata, spec: { ...updated.spec!, restartPolicy: "Always" } } }));
     expect(refused).toMatchObject({ code: 422, reason: "Invalid" });
   });
 
