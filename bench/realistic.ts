@@ -8,7 +8,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import type { Row } from "./support/report.ts";
 import type { BenchRunner } from "./support/runner.ts";
-import { clearDirectPods, directStart, sessionPod, startSession, stopSessions } from "./support/sessions.ts";
+import { clearDirectPods, directStart, sampleStarts, sessionPod, startSession, stopSessions } from "./support/sessions.ts";
 import { ratio, summarize } from "./support/stats.ts";
 
 /** The kubelet's start delay this section runs with (startBenchRunner's podStartDelayMs). */
@@ -33,27 +33,7 @@ export async function runRealisticStartBench(runner: BenchRunner, options: Reali
   await stopSessions(client, core, [warm.sessionId]);
   await clearDirectPods(core);
 
-  const seqRunner: number[] = [];
-  const seqDirect: number[] = [];
-  const seqIds: string[] = [];
-  for (let i = 0; i < options.sequential; i++) {
-    const started = await startSession(client);
-    seqRunner.push(started.ms);
-    seqIds.push(started.sessionId);
-    seqDirect.push(await directStart(kubeConfig, core, template, directName()));
-  }
-  await stopSessions(client, core, seqIds);
-  await clearDirectPods(core);
-
-  const conRunner: number[] = [];
-  const conDirect: number[] = [];
-  for (let round = 0; round < options.rounds; round++) {
-    const started = await Promise.all(Array.from({ length: options.concurrent }, () => startSession(client)));
-    conRunner.push(...started.map((s) => s.ms));
-    await stopSessions(client, core, started.map((s) => s.sessionId));
-    conDirect.push(...(await Promise.all(Array.from({ length: options.concurrent }, () => directStart(kubeConfig, core, template, directName())))));
-    await clearDirectPods(core);
-  }
+  const { seqRunner, seqDirect, conRunner, conDirect } = await sampleStarts(runner, template, directName, options);
 
   const section = "7 realistic start";
   const judged = (r: number) => ({ target: `≤ ${TARGET_RATIO}× p99`, verdict: r <= TARGET_RATIO ? ("met" as const) : ("MISSED" as const) });

@@ -9,7 +9,7 @@ import { type V1Pod, Watch } from "@kubernetes/client-node";
 import { runPodName } from "../src/kube/specs/names.ts";
 import type { Row } from "./support/report.ts";
 import { type BenchRunner, SESSION_NAMESPACE } from "./support/runner.ts";
-import { clearDirectPods, directStart, quiesce, sessionPod, startSession, stopSessions } from "./support/sessions.ts";
+import { clearDirectPods, directStart, quiesce, sampleStarts, sessionPod, startSession, stopSessions } from "./support/sessions.ts";
 import { ratio, summarize } from "./support/stats.ts";
 
 export type StartOptions = { sequential: number; concurrent: number; rounds: number; costSamples: number };
@@ -32,30 +32,7 @@ export async function runStartBench(runner: BenchRunner, options: StartOptions):
   await stopSessions(client, core, warm);
   await clearDirectPods(core);
 
-  // One at a time: runner and baseline alternate, so a noisy moment hits both. Both sides'
-  // sessions and pods stay up until the end, so each sample sees the same population.
-  const seqRunner: number[] = [];
-  const seqDirect: number[] = [];
-  const seqIds: string[] = [];
-  for (let i = 0; i < options.sequential; i++) {
-    const started = await startSession(client);
-    seqRunner.push(started.ms);
-    seqIds.push(started.sessionId);
-    seqDirect.push(await directStart(kubeConfig, core, template, directName()));
-  }
-  await stopSessions(client, core, seqIds);
-  await clearDirectPods(core);
-
-  // N at once, `rounds` times, each round runner then baseline on an empty namespace.
-  const conRunner: number[] = [];
-  const conDirect: number[] = [];
-  for (let round = 0; round < options.rounds; round++) {
-    const started = await Promise.all(Array.from({ length: options.concurrent }, () => startSession(client)));
-    conRunner.push(...started.map((s) => s.ms));
-    await stopSessions(client, core, started.map((s) => s.sessionId));
-    conDirect.push(...(await Promise.all(Array.from({ length: options.concurrent }, () => directStart(kubeConfig, core, template, directName())))));
-    await clearDirectPods(core);
-  }
+  const { seqRunner, seqDirect, conRunner, conDirect } = await sampleStarts(runner, template, directName, options);
 
   const rows: Row[] = [];
   const section = "1 start overhead";

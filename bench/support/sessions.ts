@@ -134,3 +134,39 @@ export async function stopSessions(client: RunnerClient, core: CoreV1Api, sessio
     60_000,
   );
 }
+
+export type StartSamples = { seqRunner: number[]; seqDirect: number[]; conRunner: number[]; conDirect: number[] };
+
+/**
+ * The runner's `POST → running` against the direct start of `template`, one at a time
+ * (`sequential`, runner and baseline alternating so a noisy moment hits both; both sides'
+ * sessions and pods stay up until the end, so each sample sees the same population), then
+ * `concurrent` at once, `rounds` times (each round runner then baseline on an empty namespace).
+ */
+export async function sampleStarts(
+  runner: { client: RunnerClient; core: CoreV1Api; kubeConfig: KubeConfig },
+  template: V1Pod,
+  directName: () => string,
+  options: { sequential: number; concurrent: number; rounds: number },
+): Promise<StartSamples> {
+  const { client, core, kubeConfig } = runner;
+  const samples: StartSamples = { seqRunner: [], seqDirect: [], conRunner: [], conDirect: [] };
+  const seqIds: string[] = [];
+  for (let i = 0; i < options.sequential; i++) {
+    const started = await startSession(client);
+    samples.seqRunner.push(started.ms);
+    seqIds.push(started.sessionId);
+    samples.seqDirect.push(await directStart(kubeConfig, core, template, directName()));
+  }
+  await stopSessions(client, core, seqIds);
+  await clearDirectPods(core);
+
+  for (let round = 0; round < options.rounds; round++) {
+    const started = await Promise.all(Array.from({ length: options.concurrent }, () => startSession(client)));
+    samples.conRunner.push(...started.map((s) => s.ms));
+    await stopSessions(client, core, started.map((s) => s.sessionId));
+    samples.conDirect.push(...(await Promise.all(Array.from({ length: options.concurrent }, () => directStart(kubeConfig, core, template, directName())))));
+    await clearDirectPods(core);
+  }
+  return samples;
+}
