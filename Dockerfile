@@ -7,7 +7,8 @@
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# 1. Compile TypeScript (dev dependencies live only in this stage).
+# 1. Compile TypeScript and bundle each process entry (src/release/build.ts; dev dependencies
+#    live only in this stage).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadConsoleConfig } from "./config/console.ts";
 import { startApiServer } from "./api/server.ts";
 import { clusterSource } from "./config/cluster-source.ts";
@@ -15,6 +14,7 @@ import { loadCoreConfig } from "./config/core.ts";
 import { currentEnv } from "./config/environment.ts";
 import { loadKubeConfig, loadLocalClusterLayout } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
+import { entryPath } from "./install-layout.ts";
 import { ensurePrivateDirectory } from "./internal/socket-path.ts";
 import { PortInUseError, ephemeralPort } from "./launch/listen.ts";
 import { forkLocalCluster, type LocalClusterProcess } from "./launch/local-cluster-process.ts";
@@ -81,7 +81,7 @@ if (!clusterSource(env)) {
 }
 exitOnConfigError(() => loadKubeConfig(env));
 
-const supervisorEntry = fileURLToPath(new URL(`./supervisor/main${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
+const supervisorEntry = entryPath("supervisor/main");
 
 function startSupervisor(): void {
   const child = fork(supervisorEntry, { env, stdio: "inherit" });

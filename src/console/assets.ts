@@ -1,16 +1,16 @@
 /**
- * The console page's files: its own (beside this module, copied to dist/ by `npm run build`)
+ * The console page's files: its own (src/console/assets, copied to dist/ by `npm run build`)
  * and xterm.js from the installed npm package, never a CDN. A fixed table, so no request
  * path ever reaches the file system.
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { runnerPath } from "../install-layout.ts";
 
 export type Asset = { path: string; contentType: string };
 
-const here = join(dirname(fileURLToPath(import.meta.url)), "assets");
+const here = runnerPath("console/assets");
 const xterm = dirname(createRequire(import.meta.url).resolve("@xterm/xterm/package.json"));
 
 export const CONSOLE_PAGE: Asset = { path: join(here, "index.html"), contentType: "text/html; charset=utf-8" };

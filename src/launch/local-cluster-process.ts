@@ -5,8 +5,8 @@
  * The child lays the cluster out with startLocalCluster and reports where it listens.
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import * as v from "valibot";
+import { entryPath } from "../install-layout.ts";
 
 const ReadyMessageSchema = v.object({
   kind: v.literal("ready"),
@@ -24,7 +24,7 @@ export type LocalClusterProcess = {
   stop(): Promise<void>;
 };
 
-const entry = fileURLToPath(new URL(`./local-cluster-main${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
+const entry = entryPath("launch/local-cluster-main");
 
 export function forkLocalCluster(env: NodeJS.ProcessEnv): Promise<LocalClusterProcess> {
   const child = fork(entry, { env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
