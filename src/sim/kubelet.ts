@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { behaviourFor, type ContainerBehaviour, imageFailsToPull } from "./behaviour.ts";
 import { ContainerProcess, type ExitStatus } from "./container.ts";
 import { ContainerFs } from "./container-fs.ts";
+import type { PodNetwork } from "./download.ts";
 import type { EventRecorder, Involved } from "./events.ts";
 import { driveKernel, inspectPort, KernelDebugStream } from "./kernel-debug.ts";
 import { listenContainerPort } from "./listeners.ts";
@@ -75,6 +76,7 @@ export class Kubelet {
     private readonly store: Store,
     private readonly options: KubeletOptions,
     private readonly events: EventRecorder,
+    private readonly network: PodNetwork,
   ) {
     store.on(POD, (ev) => this.onPod(ev));
   }
@@ -288,6 +290,7 @@ export class Kubelet {
         image: r.image,
         env,
         fs: containerFs(rt, pod, r.spec),
+        download: this.network.downloads(rt.namespace, rt.name),
         logLimitBytes: this.options.logLimitBytes,
         // The shell exec'd the kernel (a warm pool pod once claimed): it serves what a kernel
         // started directly would, and behaves as the pod's annotations say now.
