@@ -53,6 +53,8 @@ export type LostDownloadRule = v.InferInput<typeof LostDownloadRuleSchema>;
  */
 export class PodNetwork {
   private losses: (v.InferOutput<typeof LostDownloadRuleSchema> & { remaining: number })[] = [];
+  /** Answers lost so far, by every rule. */
+  lost = 0;
 
   loseNext(rule: LostDownloadRule): void {
     const r = v.parse(LostDownloadRuleSchema, rule);
@@ -77,6 +79,7 @@ export class PodNetwork {
     );
     if (i < 0) return false;
     if (--this.losses[i]!.remaining === 0) this.losses.splice(i, 1);
+    this.lost++;
     return true;
   }
 }

@@ -65,7 +65,7 @@ export interface SimulatedCluster {
   kubeconfigPath: string;
   kubeConfig(): KubeConfig;
   faults: Faults;
-  counters(): { requests: Record<string, number>; openWatches: number; attachSessions: number };
+  counters(): { requests: Record<string, number>; openWatches: number; attachSessions: number; lostDownloads: number };
   resetCounters(): void;
   recordedRequests(): RecordedRequest[];
   stop(): Promise<void>;
@@ -107,7 +107,11 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
   store.write(lookupType("", "v1", "nodes")!, nodeObject(), "ADDED");
 
   const openWatches = () => RESOURCE_TYPES.reduce((n, t) => n + store.collection(t).hub.openWatches, 0);
-  const countersView = () => ({ requests: counters.snapshot(), openWatches: openWatches(), attachSessions: attach.openSessions });
+  const resetCounters = () => {
+    counters.reset();
+    network.lost = 0;
+  };
+  const countersView = () => ({ requests: counters.snapshot(), openWatches: openWatches(), attachSessions: attach.openSessions, lostDownloads: network.lost });
   const server = createSimServer({
     store,
     api,
@@ -118,7 +122,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     control: {
       faults,
       counters: countersView,
-      resetCounters: () => counters.reset(),
+      resetCounters,
       recordedRequests: () => counters.requests(),
     },
   });
@@ -147,7 +151,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     },
     faults,
     counters: countersView,
-    resetCounters: () => counters.reset(),
+    resetCounters,
     recordedRequests: () => counters.requests(),
     async stop() {
       if (stopped) return;

@@ -136,6 +136,22 @@ describe("the warm pool", () => {
     await waitFor("the claimed pod to be gone", async () => !(await pods(warm)).some((pod) => pod.metadata?.name === claimed.metadata?.name) || undefined);
   });
 
+  it("serves a claim again when its answer is lost on the way to the pod: the session runs", async () => {
+    await poolFull(warm);
+    const lostBefore = warm.sim.counters().lostDownloads;
+    const warmStarts = async () => valueOf(await scrape(warm.baseUrl), "runner_warm_pool_starts_total", { start: "warm" });
+    const warmBefore = await warmStarts();
+    // Only a claimed pod's poll gets a 2xx: this loses exactly the claim's first answer.
+    warm.sim.faults.loseDownloads({ namespace: SESSION_NAMESPACE, urlIncludes: "/internal/pool/" });
+    const { sessionId } = await warm.client.createSession(kubeSessionBody({ "report-start": true, "exit-code": 0, "run-ms": 300 }));
+    const report = await startReport(warm, sessionId);
+    expect(warm.sim.counters().lostDownloads).toBe(lostBefore + 1);
+    expect(await warmStarts()).toBe(warmBefore + 1);
+    // The pod polled again, got the same claim, fetched the bundle and exec'd the kernel.
+    expect(report).toContain('[sim] argv ["telo","run","/app/telo.yaml"]');
+    expect(report.filter((line) => line.startsWith("[sim] file "))).toHaveLength(1);
+  });
+
   it("relays an inspected kernel's debug stream from a claimed pod", async () => {
     await poolFull(warm);
     const { sessionId } = await warm.client.createSession(kubeSessionBody({}, { inspect: true }));

@@ -45,6 +45,18 @@ describe("the claim route", () => {
     expect(await (await fetch(local(url))).text()).toBe("claim");
   });
 
+  it("serves a claim again to a later poll until the pod acknowledges it, then spends the token", async () => {
+    const url = claims.register("telo-pool-ffffffffffff");
+    let acknowledged = false;
+    claims.deliver("telo-pool-ffffffffffff", Buffer.from("claim"), () => !acknowledged);
+    // The first answer was lost on its way: the pod polls again and gets the same claim.
+    expect(await (await fetch(local(url))).text()).toBe("claim");
+    expect(await (await fetch(local(url))).text()).toBe("claim");
+    acknowledged = true;
+    expect((await fetch(local(url))).status).toBe(404);
+    expect((await fetch(local(url))).status).toBe(404);
+  });
+
   it("refuses a wrong token, another pod's token, a missing token and an unknown pod alike", async () => {
     const url = claims.register("telo-pool-cccccccccccc");
     const other = claims.register("telo-pool-dddddddddddd");

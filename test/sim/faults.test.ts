@@ -74,6 +74,7 @@ describe("faults and counters", () => {
         "wget: server returned error: HTTP/1.1 404 Not Found\nrefused\nwget: connection closed prematurely\nlost\nthe answer\n",
       );
       expect(answered).toBe(2);
+      expect(c.cluster.counters().lostDownloads).toBeGreaterThanOrEqual(1);
       // The rule was spent: another pod's downloads arrive.
       await c.core.createNamespacedPod({ namespace: ns, body: pod("plain", { container: { command: ["sh", "-c", `wget -q -O /tmp/a "${base}/answer"; cat /tmp/a`] } }) });
       await waitFor("plain to end", async () => (await c.core.readNamespacedPod({ name: "plain", namespace: ns })).status?.phase === "Succeeded" || undefined);
