@@ -59,15 +59,16 @@ export class PoolClaims {
   }
 
   /**
-   * Hands the pod its claim: to a poll held now, else to the next one; and to later polls too
-   * while `unacknowledged()` holds (a pod polls again only when the answer did not reach it).
+   * Hands the pod its claim: to the polls held now (one, unless an earlier one's connection died
+   * unnoticed), else to the next one; and to later polls too while `unacknowledged()` holds (a
+   * pod polls again only when the answer did not reach it).
    */
   deliver(pod: string, answer: Buffer, unacknowledged: () => boolean = () => false): void {
     const waiting = this.#pods.get(pod);
     if (!waiting) return;
     waiting.claim = { answer, unacknowledged, served: false };
-    const [first] = waiting.polls;
-    if (first) first(true);
+    // A poll answered meanwhile (a single answer spends the token and lets the others go) has left the set.
+    for (const poll of [...waiting.polls]) if (waiting.polls.has(poll)) poll(true);
   }
 
   forget(pod: string): void {

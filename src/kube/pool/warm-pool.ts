@@ -265,8 +265,9 @@ export class WarmPool {
     const deadlineMs = this.#ctx.timings.claimFetchDeadlineMs;
     const timer = setTimeout(() => {
       this.#fetchDeadlines.delete(name);
-      if (!unfetched()) return;
+      // Fetched (the answer, env values and all, need be kept no longer) or not, it is done.
       this.#claims.forget(name);
+      if (!unfetched()) return;
       this.#ctx.log.warn("a claimed warm pool pod did not fetch its bundle; ending its session", { sessionId, pod: name, deadlineMs });
       onUnfetched(claimUnfetchedMessage(deadlineMs));
     }, deadlineMs);
