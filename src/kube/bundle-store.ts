@@ -37,6 +37,11 @@ export class BundleStore {
     return staged.archive;
   }
 
+  /** Staged and not yet taken nor dropped: a warm pool claim's pod has not fetched it. */
+  has(id: string): boolean {
+    return this.#staged.has(id);
+  }
+
   drop(id: string): void {
     const staged = this.#staged.get(id);
     if (!staged) return;

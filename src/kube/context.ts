@@ -17,9 +17,16 @@ export type KubeTimings = {
   startDeadlineMs: number;
   /** Re-attach delay after a terminal stream dropped while the pod still runs. */
   reattachDelayMs: number;
+  /**
+   * A claimed warm pool pod that has not fetched its session's bundle by then ends the session
+   * and is deleted: its claim answer never reached it (a lost answer is served again, so this
+   * is a pod that stopped polling or a network that keeps losing it). Past a claim poll's hold
+   * (25 s), so that a pod whose poll was cut while held has polled again well before.
+   */
+  claimFetchDeadlineMs: number;
 };
 
-export const DEFAULT_KUBE_TIMINGS: KubeTimings = { startDeadlineMs: 120_000, reattachDelayMs: 1_000 };
+export const DEFAULT_KUBE_TIMINGS: KubeTimings = { startDeadlineMs: 120_000, reattachDelayMs: 1_000, claimFetchDeadlineMs: 60_000 };
 
 export type KubeContext = {
   api: KubeApi;

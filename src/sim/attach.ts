@@ -196,6 +196,7 @@ export class AttachServer {
           stderr: (b) => send(tty ? STDOUT : STDERR, b),
           sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
           fs: proc.options.fs,
+          download: proc.options.download,
           signal: ended.signal,
         });
         // An `exec` of a program the simulator does not run ends as a missing executable would.

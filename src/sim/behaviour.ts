@@ -35,6 +35,7 @@ const AnnotationSchemas = {
   "start-delay-ms": int(0, 86_400_000),
   "ignore-sigterm": bool,
   listen: bool,
+  "listen-ports": portList,
   "kernel-debug": v.picklist(["auto", "off", "run-failed"]),
   workspace: bool,
   "report-resize": bool,

@@ -5,7 +5,7 @@
 // busybox's messages and exit codes. `&&`, `||` and errexit behave as in sh.
 import { gunzipSync } from "node:zlib";
 import type { ContainerFs } from "./container-fs.ts";
-import { fetchUrl } from "./download.ts";
+import type { Download } from "./download.ts";
 import { applet, type Command, parseShell, rmArgs, type Script, tarArgs, wgetArgs } from "./shell.ts";
 import { readTar } from "./tar.ts";
 
@@ -15,6 +15,8 @@ export interface ShellIo {
   /** A pause that ends with the process (rejecting or never resolving is the caller's choice). */
   sleep(ms: number): Promise<void>;
   fs: ContainerFs;
+  /** busybox wget's GET, over the pod's network. */
+  download: Download;
   /** Aborted when the process ends (a download in flight stops). */
   signal: AbortSignal;
 }
@@ -164,7 +166,7 @@ function rm(args: string[], io: ShellIo): Outcome {
 
 async function wget(args: string[], io: ShellIo): Promise<Outcome> {
   const { url, output } = wgetArgs(args)!;
-  const fetched = await fetchUrl(url, io.signal);
+  const fetched = await io.download(url, io.signal);
   if ("error" in fetched) {
     io.stderr(Buffer.from(fetched.error));
     return { status: 1 };

@@ -5,6 +5,7 @@ import { EventEmitter } from "node:events";
 import type { ContainerBehaviour } from "./behaviour.ts";
 import { runScript } from "./commands.ts";
 import type { ContainerFs } from "./container-fs.ts";
+import type { Download } from "./download.ts";
 import { imageProgram } from "./image-program.ts";
 import { LogBuffer } from "./logbuffer.ts";
 import { parseCommandLine, type Script } from "./shell.ts";
@@ -37,6 +38,8 @@ export interface ContainerOptions {
   env: Record<string, string>;
   /** Its volumes and root filesystem. */
   fs: ContainerFs;
+  /** Its downloads, over its pod's network. */
+  download: Download;
   logLimitBytes: number;
   /**
    * The shell `exec`ed a program: the kubelet starts what that program serves and says how it
@@ -131,6 +134,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
         stderr: (b) => this.print("stderr", b),
         sleep: (ms) => new Promise((r) => (this.timer = setTimeout(r, ms))),
         fs: this.options.fs,
+        download: this.options.download,
         signal: ended.signal,
       },
       this.options.env,

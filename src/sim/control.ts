@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as v from "valibot";
 import type { Faults } from "./fault-api.ts";
+import { LostDownloadRuleSchema } from "./download.ts";
 import { FailRuleSchema, LatencyRuleSchema } from "./faults.ts";
 import { readBody, sendJson } from "./http-util.ts";
 
@@ -54,6 +55,9 @@ export async function handleControl(target: ControlTarget, req: IncomingMessage,
         return sendJson(res, 200, { dropped: f.dropWatches((await body(DropWatches)).resource) });
       case "POST /faults/expire-resource-versions":
         f.expireResourceVersions();
+        return sendJson(res, 200, { ok: true });
+      case "POST /faults/lose-downloads":
+        f.loseDownloads(await body(LostDownloadRuleSchema));
         return sendJson(res, 200, { ok: true });
       case "POST /faults/cut-attach":
         return sendJson(res, 200, { cut: f.cutAttachStreams(await body(CutAttach)) });

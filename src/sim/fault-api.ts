@@ -1,7 +1,8 @@
 // The fault knobs tests and scripts turn: request failures and latency (by verb/resource), and
 // cluster-side events the runner must survive — watches dropped, resourceVersions compacted,
-// attach streams cut, a pod exiting or vanishing behind its back.
+// attach streams cut, a pod exiting or vanishing behind its back, an answer lost on its way to a pod.
 import type { AttachServer } from "./attach.ts";
+import type { LostDownloadRule, PodNetwork } from "./download.ts";
 import { RequestFaults, type FailRule, type LatencyRule } from "./faults.ts";
 import type { Kubelet } from "./kubelet.ts";
 import { lookupType, RESOURCE_TYPES } from "./resources.ts";
@@ -15,6 +16,7 @@ export class Faults {
     private readonly store: Store,
     private readonly kubelet: Kubelet,
     private readonly attach: AttachServer,
+    private readonly network: PodNetwork,
   ) {}
 
   /** The next `count` (default 1) requests matching verb/resource/subresource/namespace answer `code`. */
@@ -27,9 +29,18 @@ export class Faults {
     this.requests.addLatency(rule);
   }
 
-  /** Removes every failure and latency rule. */
+  /** Removes every failure, latency and lost-download rule. */
   clear(): void {
     this.requests.clear();
+    this.network.clear();
+  }
+
+  /**
+   * The next `count` (default 1) 2xx answers to a wget of matching pods (namespace, pod, a part
+   * of the URL) are lost on the way back: the server answered, the pod's wget fails.
+   */
+  loseDownloads(rule: LostDownloadRule): void {
+    this.network.loseNext(rule);
   }
 
   /** Ends every open watch (of one resource, e.g. "pods", or all) as a dropped connection would. */

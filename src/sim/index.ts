@@ -9,6 +9,7 @@ import { ResourceApi } from "./api.ts";
 import { AttachServer } from "./attach.ts";
 import { RequestCounters, type RecordedRequest } from "./counters.ts";
 import { Faults } from "./fault-api.ts";
+import { PodNetwork } from "./download.ts";
 import { RequestFaults } from "./faults.ts";
 import { EventRecorder } from "./events.ts";
 import { GarbageCollector } from "./gc.ts";
@@ -26,6 +27,7 @@ import { APISERVER_WATCH_CACHE, type WatchCacheSizing } from "./watch.ts";
 import { applyCreateDefaults } from "./defaults.ts";
 
 export type { FailRule, LatencyRule } from "./faults.ts";
+export type { LostDownloadRule } from "./download.ts";
 export type { RecordedRequest } from "./counters.ts";
 export { Faults } from "./fault-api.ts";
 export { ANNOTATION_PREFIX } from "./behaviour.ts";
@@ -63,7 +65,7 @@ export interface SimulatedCluster {
   kubeconfigPath: string;
   kubeConfig(): KubeConfig;
   faults: Faults;
-  counters(): { requests: Record<string, number>; openWatches: number; attachSessions: number };
+  counters(): { requests: Record<string, number>; openWatches: number; attachSessions: number; lostDownloads: number };
   resetCounters(): void;
   recordedRequests(): RecordedRequest[];
   stop(): Promise<void>;
@@ -74,6 +76,7 @@ const NAMESPACE = lookupType("", "v1", "namespaces")!;
 export async function startSimulatedCluster(options: SimulatedClusterOptions = {}): Promise<SimulatedCluster> {
   const store = new Store({ ...APISERVER_WATCH_CACHE, ...options.watchCache, now: options.now ?? Date.now });
   const events = new EventRecorder(store, options.events ?? true);
+  const network = new PodNetwork();
   const kubelet = new Kubelet(
     store,
     {
@@ -82,6 +85,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
       logLimitBytes: 2 * 1024 * 1024,
     },
     events,
+    network,
   );
   const gc = new GarbageCollector(store, 50);
   const jobs = new JobController(store, events);
@@ -90,7 +94,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
   const attach = new AttachServer(kubelet);
   const counters = new RequestCounters();
   const requestFaults = new RequestFaults();
-  const faults = new Faults(requestFaults, store, kubelet, attach);
+  const faults = new Faults(requestFaults, store, kubelet, attach, network);
   const api = new ResourceApi(store, { maxWatchSeconds: options.maxWatchSeconds ?? 1800 });
 
   for (const name of ["default", "kube-system", "kube-public", "kube-node-lease", ...(options.namespaces ?? [])]) {
@@ -103,7 +107,11 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
   store.write(lookupType("", "v1", "nodes")!, nodeObject(), "ADDED");
 
   const openWatches = () => RESOURCE_TYPES.reduce((n, t) => n + store.collection(t).hub.openWatches, 0);
-  const countersView = () => ({ requests: counters.snapshot(), openWatches: openWatches(), attachSessions: attach.openSessions });
+  const resetCounters = () => {
+    counters.reset();
+    network.lost = 0;
+  };
+  const countersView = () => ({ requests: counters.snapshot(), openWatches: openWatches(), attachSessions: attach.openSessions, lostDownloads: network.lost });
   const server = createSimServer({
     store,
     api,
@@ -114,7 +122,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     control: {
       faults,
       counters: countersView,
-      resetCounters: () => counters.reset(),
+      resetCounters,
       recordedRequests: () => counters.requests(),
     },
   });
@@ -143,7 +151,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     },
     faults,
     counters: countersView,
-    resetCounters: () => counters.reset(),
+    resetCounters,
     recordedRequests: () => counters.requests(),
     async stop() {
       if (stopped) return;

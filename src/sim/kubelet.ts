@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { behaviourFor, type ContainerBehaviour, imageFailsToPull } from "./behaviour.ts";
 import { ContainerProcess, type ExitStatus } from "./container.ts";
 import { ContainerFs } from "./container-fs.ts";
+import type { PodNetwork } from "./download.ts";
 import type { EventRecorder, Involved } from "./events.ts";
 import { driveKernel, inspectPort, KernelDebugStream } from "./kernel-debug.ts";
 import { listenContainerPort } from "./listeners.ts";
@@ -67,6 +68,11 @@ function containerFs(rt: PodRuntime, pod: KubeObject, spec: KubeObject["spec"]):
   return new ContainerFs(mounts, spec.securityContext?.readOnlyRootFilesystem === true, spec.workingDir ?? "/");
 }
 
+/** The ports a program listens on: its application's (`listen-ports`), else its container's declared ones. */
+function listeningPorts(behaviour: ContainerBehaviour, declared: readonly { containerPort: number; protocol?: string }[]): { port: number; protocol: "tcp" | "udp" }[] {
+  return behaviour["listen-ports"] ?? declared.map((p) => ({ port: p.containerPort, protocol: p.protocol === "UDP" ? "udp" : "tcp" }));
+}
+
 export class Kubelet {
   private readonly runtimes = new Map<string, PodRuntime>();
   private readonly ips = new IpPool();
@@ -75,6 +81,7 @@ export class Kubelet {
     private readonly store: Store,
     private readonly options: KubeletOptions,
     private readonly events: EventRecorder,
+    private readonly network: PodNetwork,
   ) {
     store.on(POD, (ev) => this.onPod(ev));
   }
@@ -288,6 +295,7 @@ export class Kubelet {
         image: r.image,
         env,
         fs: containerFs(rt, pod, r.spec),
+        download: this.network.downloads(rt.namespace, rt.name),
         logLimitBytes: this.options.logLimitBytes,
         // The shell exec'd the kernel (a warm pool pod once claimed): it serves what a kernel
         // started directly would, and behaves as the pod's annotations say now.
@@ -338,7 +346,10 @@ export class Kubelet {
 
   /**
    * What a main container's program serves beside it: the workspace surface, the kernel's
-   * inspect stream, listeners on its declared ports. True when any makes it long-running.
+   * inspect stream, listeners on its ports. True when any makes it long-running. A program
+   * listens where its application says (`listen-ports`), by default on its container's declared
+   * ports; as on a real node, a containerPort opens nothing by itself and is not needed to
+   * listen (a warm pool pod declares none and serves the ports of the kernel it exec's).
    */
   private async startServers(rt: PodRuntime, r: ContainerRecord, argv: string[], env: Record<string, string>, behaviour: ContainerBehaviour): Promise<{ server: boolean; problem?: string }> {
     if (r.init) return { server: false };
@@ -346,7 +357,8 @@ export class Kubelet {
     const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
     const servesWorkspace = behaviour.workspace ?? (r.name === "workspace" && ports.some((p) => p.containerPort === WORKSPACE_PORT));
     const workspacePort = ports.some((p) => p.containerPort === WORKSPACE_PORT) ? WORKSPACE_PORT : (ports[0]?.containerPort ?? WORKSPACE_PORT);
-    const listens = behaviour.listen !== false && ports.length > 0;
+    const listening = listeningPorts(behaviour, ports);
+    const listens = behaviour.listen !== false && listening.length > 0;
     const who = `${rt.name}/${r.name}`;
     const ip = rt.ip!;
     const server = listens || debugPort !== undefined || servesWorkspace;
@@ -358,9 +370,9 @@ export class Kubelet {
       }
       if (listens) {
         const taken = new Set([debugPort, servesWorkspace ? workspacePort : undefined]);
-        for (const p of ports) {
-          if (taken.has(p.containerPort)) continue;
-          r.servers.push(await listenContainerPort(ip, p.containerPort, p.protocol ?? "TCP", who));
+        for (const p of listening) {
+          if (taken.has(p.port)) continue;
+          r.servers.push(await listenContainerPort(ip, p.port, p.protocol === "udp" ? "UDP" : "TCP", who));
         }
       }
     } catch (err) {
@@ -372,12 +384,10 @@ export class Kubelet {
   /** The kernel's lifecycle frames on its inspect stream, once its process runs. */
   private driveDebug(rt: PodRuntime, pod: KubeObject, r: ContainerRecord, proc: ContainerProcess, argv: string[], env: Record<string, string>): void {
     if (!r.debug) return;
-    const ports: { containerPort: number; protocol?: string }[] = r.spec.ports ?? [];
-    const declared = ports.map((p) => ({ port: p.containerPort, protocol: p.protocol === "UDP" ? ("udp" as const) : ("tcp" as const) }));
     driveKernel(r.debug, rt.workspace, proc, argv, env, () => {
       // Annotations are read at every boot: a test may change them before touching the entry.
       const now = behaviourFor(this.pod(rt) ?? pod, r.name);
-      return { ports: now["kernel-ports"] ?? declared, runFails: now["kernel-debug"] === "run-failed" };
+      return { ports: now["kernel-ports"] ?? listeningPorts(now, r.spec.ports ?? []), runFails: now["kernel-debug"] === "run-failed" };
     });
   }
 

@@ -4,7 +4,7 @@
  * image's busybox copied, the waiting shell run by the kernel image, the stand-in included), and
  * that a claim needs no RBAC k8s/base does not grant (the tier's audit test reads every call).
  */
-import type { V1Pod } from "@kubernetes/client-node";
+import { DiscoveryV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
@@ -18,7 +18,8 @@ const READY_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
 describe(`the warm pool on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
   let runner: ClusterRunner;
   beforeAll(async () => {
-    runner = await startClusterRunner({ env: { RUNNER_WARM_POOL_SIZE: "1" } });
+    // Ingress routing, so that a session with ports gets its Service.
+    runner = await startClusterRunner({ env: { RUNNER_WARM_POOL_SIZE: "1", SESSION_ROUTING_MODE: "ingress", SESSION_ROUTING_BASE_DOMAIN: "sessions.example.test" } });
   });
   afterAll(async () => {
     if (!runner) return;
@@ -57,5 +58,40 @@ describe(`the warm pool on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster
     expect(textOf(await framesToClose(runner.client.terminal(sessionId)))).toContain("from the bundle");
     const starts = await scrape(runner.baseUrl);
     expect(valueOf(starts, "runner_warm_pool_starts_total", { start: "warm" })).toBe(2);
+  });
+
+  // A pool pod's container declares no ports, and needs none: the kernel listens where its
+  // application says, the runner dials the pod's IP, and the Service targets the number.
+  it("serves a session with declared ports: the claimed pod is reachable on them, and its Service selects it", async () => {
+    await ready();
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { ports: [{ port: 3000, protocol: "tcp" }] }));
+    const events = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "reachability" && event.state === "reachable"));
+    const host = `3000-${sessionId}.sessions.example.test`;
+    expect(events).toContainEqual({ type: "status", status: { kind: "running", endpoints: [{ host, port: 3000, protocol: "tcp", url: `https://${host}` }] } });
+    const pod = await sessionPod(sessionId);
+    expect(pod?.metadata?.name).toMatch(/^telo-pool-/);
+    expect(pod?.spec?.containers.find((container) => container.name === "session")?.ports).toBeUndefined();
+    const service = await runner.core.readNamespacedService({ name: `telo-run-${sessionId}`, namespace: SESSION_NAMESPACE });
+    expect(service.spec?.ports?.map(({ port, targetPort }) => ({ port, targetPort }))).toEqual([{ port: 3000, targetPort: 3000 }]);
+    expect(service.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Pod", name: pod?.metadata?.name });
+    if (ON_REAL_CLUSTER) {
+      // The control plane's own account: the EndpointSlice controller puts the claimed pod, ready, behind port 3000.
+      const discovery = runner.kubeConfig.makeApiClient(DiscoveryV1Api);
+      await waitFor(
+        "the Service's endpoint to be the claimed pod",
+        async () => {
+          const slices = (await discovery.listNamespacedEndpointSlice({ namespace: SESSION_NAMESPACE, labelSelector: `kubernetes.io/service-name=telo-run-${sessionId}` })).items;
+          return slices.some(
+            (slice) =>
+              slice.ports?.some((port) => port.port === 3000) &&
+              slice.endpoints.some((endpoint) => endpoint.targetRef?.name === pod?.metadata?.name && endpoint.conditions?.ready === true && endpoint.addresses.includes(pod?.status?.podIP ?? "")),
+          ) || undefined;
+        },
+        READY_MS,
+      );
+    }
+    expect(valueOf(await scrape(runner.baseUrl), "runner_warm_pool_starts_total", { start: "warm" })).toBe(3);
+    await runner.client.deleteSession(sessionId);
+    expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
   });
 });

@@ -52,4 +52,33 @@ describe(`a watch session on the ${ON_REAL_CLUSTER ? "real" : "simulated"} clust
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
     await waitFor("the watch pod to be gone", async () => !(await runner.sessionPods()).includes(podName!) || undefined, 60_000);
   });
+
+  // Past its deadline the kubelet ends every container (143) and fails the pod with reason
+  // DeadlineExceeded: the session's end names the deadline, as a run session's does. The
+  // deadline is lowered on the running pod (an update may lower it), so no TTL is waited out.
+  it("ends past its pod's deadline naming the deadline, not the phase", async () => {
+    const { sessionId } = await runner.client.createSession(
+      kubeSessionBody(
+        {},
+        {
+          mode: "watch",
+          apps: [{ name: "web", entryRelativePath: WEB, ports: [], io: "tty" }],
+          bundle: { entryRelativePath: WEB, files: [{ relativePath: WEB, contents: "kind: Telo.Application\nmetadata: { name: web }\n" }] },
+        },
+      ),
+    );
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const [podName] = (await runner.sessionPods()).filter((name) => name.startsWith(`telo-watch-${sessionId}-`));
+    // Read again on a 409: the kubelet may write the pod's status between the read and the update.
+    await waitFor("the lowered deadline", async () => {
+      const pod = await runner.core.readNamespacedPod({ name: podName!, namespace: SESSION_NAMESPACE });
+      return runner.core
+        .replaceNamespacedPod({ name: podName!, namespace: SESSION_NAMESPACE, body: { ...pod, spec: { ...pod.spec!, activeDeadlineSeconds: 1 } } })
+        .then(() => true)
+        .catch(() => undefined);
+    });
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    expect(end).toEqual({ type: "status", status: { kind: "failed", message: "Pod was active on the node longer than the specified deadline" } });
+    await waitFor("the watch pod to be gone", async () => !(await runner.sessionPods()).includes(podName!) || undefined, 60_000);
+  });
 });

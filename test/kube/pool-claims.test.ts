@@ -45,6 +45,27 @@ describe("the claim route", () => {
     expect(await (await fetch(local(url))).text()).toBe("claim");
   });
 
+  it("serves a claim again to a later poll until the pod acknowledges it, then spends the token", async () => {
+    const url = claims.register("telo-pool-ffffffffffff");
+    let acknowledged = false;
+    claims.deliver("telo-pool-ffffffffffff", Buffer.from("claim"), () => !acknowledged);
+    // The first answer was lost on its way: the pod polls again and gets the same claim.
+    expect(await (await fetch(local(url))).text()).toBe("claim");
+    expect(await (await fetch(local(url))).text()).toBe("claim");
+    acknowledged = true;
+    expect((await fetch(local(url))).status).toBe(404);
+    expect((await fetch(local(url))).status).toBe(404);
+  });
+
+  // One of two would be a poll on a connection that died unnoticed: it must not hold the answer back.
+  it("answers two polls at once with the claim while it is unacknowledged", async () => {
+    const url = claims.register("telo-pool-gggggggggggg");
+    const held = [fetch(local(url)), fetch(local(url))];
+    await expect.poll(() => claims.polled("telo-pool-gggggggggggg")).toBe(true);
+    claims.deliver("telo-pool-gggggggggggg", Buffer.from("claim"), () => true);
+    expect(await Promise.all(held.map(async (answer) => (await answer).text()))).toEqual(["claim", "claim"]);
+  });
+
   it("refuses a wrong token, another pod's token, a missing token and an unknown pod alike", async () => {
     const url = claims.register("telo-pool-cccccccccccc");
     const other = claims.register("telo-pool-dddddddddddd");

@@ -26,13 +26,17 @@ describe("coldReason", () => {
     expect(coldReason(spec({ config: { image: "telorun/node:latest-slim", pullPolicy: "missing", registryUrl: "https://r.example" } }), SERVE)).toBeUndefined();
   });
 
+  // A Service targets a port by number: a pod reaches it whether or not its spec lists it.
+  it("serves a session with declared ports", () => {
+    expect(coldReason(spec({ apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [{ port: 80, protocol: "tcp" }, { port: 53, protocol: "udp" }], io: "tty" }] }), SERVE)).toBeUndefined();
+  });
+
   it.each([
     ["watch", spec({ mode: "watch" }), SERVE, /watch/],
     ["predefined app", spec({ selfContained: true }), SERVE, /predefined app/],
     ["another image", spec({ config: { image: "telorun/node:0.14.0", pullPolicy: "missing" } }), SERVE, /telorun\/node:0.14.0 is not the pool's/],
     ["pull always", spec({ config: { image: "telorun/node:latest-slim", pullPolicy: "always" } }), SERVE, /pull policy 'always'/],
     ["pull never", spec({ config: { image: "telorun/node:latest-slim", pullPolicy: "never" } }), SERVE, /pull policy 'never'/],
-    ["declared ports", spec({ apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [{ port: 80, protocol: "tcp" }], io: "tty" }] }), SERVE, /ports/],
     ["an env name sh cannot export", spec({ env: { "my.key": "v" } }), SERVE, /'my\.key'/],
     ["the build path", spec(), { ...SERVE, building: true }, /built/],
   ])("starts cold: %s", (_label, session, input, reason) => {

@@ -69,6 +69,15 @@ describe("simulated behaviour of a watch pod", () => {
     });
   });
 
+  it("tells each application container its declared ports, as a kernel reads them from its manifest; a simulate key wins", () => {
+    const ported = [
+      { name: "web", entryRelativePath: "web/telo.yaml", ports: [{ port: 3000, protocol: "tcp" as const }, { port: 5353, protocol: "udp" as const }], io: "tty" as const },
+      { name: "worker", entryRelativePath: "worker/telo.yaml", ports: [], io: "streams" as const },
+    ];
+    expect(simulatedBehaviourAnnotations({ mode: "watch", apps: ported, config: { image: "telorun/node:latest-slim", pullPolicy: "missing" } })).toEqual({ "sim.k8s-runner.dev/listen-ports.app-web": "3000/tcp,5353/udp" });
+    expect(simulatedBehaviourAnnotations({ mode: "run", apps: ported.slice(0, 1), config: { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate: { "listen-ports": "" } } })).toEqual({ "sim.k8s-runner.dev/listen-ports.session": "" });
+  });
+
   it("keeps a run pod's plain keys on its session container", () => {
     expect(simulatedBehaviourAnnotations({ mode: "run", apps: apps.slice(0, 1), config })).toEqual({
       "sim.k8s-runner.dev/listen.session": "true",

@@ -94,6 +94,27 @@ describe("container behaviours", () => {
     expect(resumed[0]).toMatchObject({ id: 2, event: "Kernel.RunFailed", payload: { code: "SIM_RUN_FAILED" } });
   });
 
+  // As on a real node a containerPort opens nothing and is not needed: the program listens where its application says.
+  it("listens on the application's ports (listen-ports) whether or not the container declares them, and reports them", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: "undeclared", annotations: { "sim.k8s-runner.dev/listen-ports": "3000/tcp" } },
+        spec: {
+          restartPolicy: "Never",
+          containers: [{ name: "session", image: "telorun/node:latest-slim", command: ["telo", "run", "--inspect", "0.0.0.0:9230", "--no-open", "/app/telo.yaml"], stdin: true, tty: true }],
+        },
+      },
+    });
+    const ip = await podIP(ns, "undeclared");
+    const answer = await waitFor("the listener", () => fetch(`http://${ip}:3000/`).then((res) => res.text()).catch(() => undefined));
+    expect(answer).toBe(`undeclared/session listening on ${ip}:3000\n`);
+    const frames = await readFrames(`http://${ip}:9230/events`, (f) => f.length >= 2);
+    expect(frames[1]).toMatchObject({ event: "Kernel.PortsResolved", payload: { ports: [{ port: 3000, protocol: "tcp" }] } });
+    c.cluster.faults.exitPod(ns, "undeclared", { exitCode: 0 });
+  });
+
   it("runs a watch pod: workspace surface on 8099, app containers boot when their entry exists and reload on writes", async () => {
     const ns = await freshNamespace(c);
     const appCommand = ["sh", "-c", 'while [ ! -f "$TELO_ENTRY" ]; do sleep 0.2; done; exec telo run --watch --inspect "$TELO_INSPECT_ADDR" --no-open "$TELO_ENTRY"'];

@@ -53,6 +53,37 @@ describe("faults and counters", () => {
     expect((await statusOf(c.core.readNamespacedPod({ name: "p", namespace: ns }))).code).toBe(404);
   });
 
+  it("loses a 2xx answer on its way to a matching pod: the server answered, the pod's wget fails", async () => {
+    const { createServer } = await import("node:http");
+    let answered = 0;
+    const server = createServer((req, res) => {
+      if (req.url !== "/answer") return void res.writeHead(404).end();
+      answered++;
+      res.writeHead(200).end("the answer\n");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const ns = await freshNamespace(c);
+      c.cluster.faults.loseDownloads({ pod: "lossy", urlIncludes: "/answer" });
+      // A refusal is not lost (the rule waits for a 2xx), the first answer is, the second arrives.
+      const script = `wget -q -O /tmp/a "${base}/missing" || echo refused; wget -q -O /tmp/a "${base}/answer" || echo lost; wget -q -O /tmp/a "${base}/answer"; cat /tmp/a`;
+      await c.core.createNamespacedPod({ namespace: ns, body: pod("lossy", { container: { command: ["sh", "-c", script] } }) });
+      await waitFor("lossy to end", async () => (await c.core.readNamespacedPod({ name: "lossy", namespace: ns })).status?.phase === "Succeeded" || undefined);
+      expect(await c.core.readNamespacedPodLog({ name: "lossy", namespace: ns })).toBe(
+        "wget: server returned error: HTTP/1.1 404 Not Found\nrefused\nwget: connection closed prematurely\nlost\nthe answer\n",
+      );
+      expect(answered).toBe(2);
+      expect(c.cluster.counters().lostDownloads).toBeGreaterThanOrEqual(1);
+      // The rule was spent: another pod's downloads arrive.
+      await c.core.createNamespacedPod({ namespace: ns, body: pod("plain", { container: { command: ["sh", "-c", `wget -q -O /tmp/a "${base}/answer"; cat /tmp/a`] } }) });
+      await waitFor("plain to end", async () => (await c.core.readNamespacedPod({ name: "plain", namespace: ns })).status?.phase === "Succeeded" || undefined);
+      expect(await c.core.readNamespacedPodLog({ name: "plain", namespace: ns })).toBe("the answer\n");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("counts requests by verb and resource and records RBAC tuples", async () => {
     const ns = await freshNamespace(c);
     c.cluster.resetCounters();
@@ -96,6 +127,8 @@ describe("faults and counters", () => {
     expect((await control("faults/drop-watches", {})).status).toBe(200);
     expect((await control("faults/expire-resource-versions", {})).status).toBe(200);
     expect((await control("faults/cut-attach", {})).json).toEqual({ cut: 0 });
+    expect((await control("faults/lose-downloads", { urlIncludes: "/nowhere" })).status).toBe(200);
+    expect((await control("faults/lose-downloads", { count: 0 })).status).toBe(400);
     expect((await control("faults/clear", {})).status).toBe(200);
     expect((await control("requests")).status).toBe(200);
   });

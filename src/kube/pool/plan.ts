@@ -21,7 +21,9 @@ export interface ServeInput {
  * Why a pool pod cannot be this session's pod, or undefined when it can. A claimed pod must be
  * the pod a cold start would create but for its name, init container and pool volume: same
  * image and pull policy, same ceilings (the run ceilings: no request can change them today),
- * same container ports (none: a pod's ports cannot change after creation), env a shell can export.
+ * env a shell can export. Its container ports differ (a pool pod declares none, and a pod's
+ * ports cannot change after creation) and need not match: containerPort is informational, the
+ * session Service targets each declared port by number, and reachability dials the pod's IP.
  */
 export function coldReason(spec: StartSpec, input: ServeInput): string | undefined {
   if (spec.mode !== "run") return "a watch session runs a watch pod";
@@ -33,7 +35,6 @@ export function coldReason(spec: StartSpec, input: ServeInput): string | undefin
   if (imagePullPolicy(config.pullPolicy) !== "IfNotPresent") return `pull policy '${config.pullPolicy}' is not the pool's ('missing')`;
   const app = spec.apps[0];
   if (!app || spec.apps.length !== 1) return "a run session has exactly one app";
-  if (app.ports.length > 0) return "declared ports are container ports, and a pool pod's container declares none";
   const unexportable = Object.keys(spec.env).find((name) => !SHELL_NAME.test(name));
   if (unexportable !== undefined) return `the env name '${unexportable}' is not one a shell can export`;
   return undefined;

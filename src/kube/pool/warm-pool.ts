@@ -6,6 +6,9 @@
  * - A claim takes the oldest ready pod with one conditional update (claimedPod): the pod becomes
  *   the session's, and its claim answer waits for it on the bundle listener (PoolClaims). A
  *   conflict means something else changed the pod first: the next pod is tried.
+ * - The pod acknowledges its claim by fetching the session's bundle: until then a poll gets the
+ *   answer again (the last one was lost on its way), and past `claimFetchDeadlineMs` without it
+ *   the session ends with that said (`onUnfetched`) and its pod goes with it.
  * - Creates, deletes and their retries run beside claims, never in front of them.
  * - After a supervisor restart, pool pods are adopted (their claim URL read back from their spec)
  *   and count as the pool; a pod claimed by the dead supervisor but never told its claim is
@@ -25,6 +28,7 @@ import type { SessionFacts } from "../specs/pod-common.ts";
 import { claimScript, claimedPod, poolClaimUrl, poolPod, UNDELIVERABLE_CLAIM } from "../specs/pool-pod.ts";
 import { observeWarmPool, warmPoolStart } from "../../metrics/figures.ts";
 import { apiReason, isConflict } from "../status/api-error.ts";
+import { claimUnfetchedMessage } from "../status/pool-claim.ts";
 import { coldReason, isPoolPod, planPool, poolPodView } from "./plan.ts";
 
 const MIN_RETRY_MS = 1_000;
@@ -37,6 +41,8 @@ export interface ClaimRequest {
   annotations: Record<string, string>;
   /** Stages the session's bundle; its single-use URL. */
   stageBundle(): Promise<string>;
+  /** The claimed pod did not fetch the bundle in time: the session ends with this message. */
+  onUnfetched(message: string): void;
 }
 
 export class WarmPool {
@@ -50,6 +56,8 @@ export class WarmPool {
   readonly #claimed = new Set<string>();
   readonly #deleting = new Set<string>();
   readonly #subscriptions = new Map<string, () => void>();
+  /** Claimed pods' bundle-fetch deadlines, by pod. */
+  readonly #fetchDeadlines = new Map<string, NodeJS.Timeout>();
   #timer: NodeJS.Timeout | undefined;
   #retryAt = 0;
   #retryMs = MIN_RETRY_MS;
@@ -99,6 +107,8 @@ export class WarmPool {
     clearTimeout(this.#timer);
     for (const unsubscribe of this.#subscriptions.values()) unsubscribe();
     this.#subscriptions.clear();
+    for (const timer of this.#fetchDeadlines.values()) clearTimeout(timer);
+    this.#fetchDeadlines.clear();
   }
 
   /** The name of the pool pod that is now this session's, or undefined: the session starts cold (the debug log says why). */
@@ -137,7 +147,10 @@ export class WarmPool {
         this.#ctx.log.warn("claiming a warm pool pod failed", { sessionId: spec.sessionId, pod: name, reason: apiReason(error) });
         return this.#cold(spec, "the claim failed");
       }
-      this.#claims.deliver(name, Buffer.from(claimScript({ bundleUrl, env: spec.env, entryRelativePath: app.entryRelativePath, inspect: spec.inspect })));
+      // Staged still: not fetched (and the session not ended, which drops it).
+      const unfetched = () => this.#ctx.bundles.has(spec.sessionId);
+      this.#claims.deliver(name, Buffer.from(claimScript({ bundleUrl, env: spec.env, entryRelativePath: app.entryRelativePath, inspect: spec.inspect })), unfetched);
+      this.#awaitFetch(name, spec.sessionId, unfetched, request.onUnfetched);
       this.#unfollow(name);
       this.#forgetWhenGone(name);
       warmPoolStart("warm");
@@ -247,12 +260,29 @@ export class WarmPool {
     this.#subscriptions.delete(name);
   }
 
-  /** A claim answer never collected goes with its pod. */
+  /** The claim's acknowledgement is the bundle's fetch; without it by the deadline, the session ends. */
+  #awaitFetch(name: string, sessionId: string, unfetched: () => boolean, onUnfetched: (message: string) => void): void {
+    const deadlineMs = this.#ctx.timings.claimFetchDeadlineMs;
+    const timer = setTimeout(() => {
+      this.#fetchDeadlines.delete(name);
+      // Fetched (the answer, env values and all, need be kept no longer) or not, it is done.
+      this.#claims.forget(name);
+      if (!unfetched()) return;
+      this.#ctx.log.warn("a claimed warm pool pod did not fetch its bundle; ending its session", { sessionId, pod: name, deadlineMs });
+      onUnfetched(claimUnfetchedMessage(deadlineMs));
+    }, deadlineMs);
+    timer.unref();
+    this.#fetchDeadlines.set(name, timer);
+  }
+
+  /** A claim answer never collected, and its fetch deadline, go with its pod. */
   #forgetWhenGone(name: string): void {
     const unsubscribe = this.#ctx.watcher.subscribe(name, (pod) => {
       if (pod) return;
       unsubscribe();
       this.#claims.forget(name);
+      clearTimeout(this.#fetchDeadlines.get(name));
+      this.#fetchDeadlines.delete(name);
     });
   }
 }

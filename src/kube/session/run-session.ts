@@ -115,6 +115,7 @@ export class RunSession {
         facts: sessionFacts(this.#spec),
         annotations: this.#ctx.podAnnotations(this.#spec),
         stageBundle: () => this.#stageBundle(),
+        onUnfetched: (message) => void this.#finish({ kind: "failed", message }),
       });
     } catch (error) {
       this.#release();

@@ -4,11 +4,17 @@
  * a session end.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import type { TerminalStatus } from "./terminal.ts";
+import { kubeletEndReason, podFailureMessage, type TerminalStatus } from "./terminal.ts";
 
-/** The session's end once its pod has finished; undefined while the pod lives. */
+/**
+ * The session's end once its pod has finished; undefined while the pod lives. When the kubelet
+ * ended the pod itself (past its deadline, an eviction) its account is the cause, told as a run
+ * session tells it; any other end names the phase (the workspace container ending, say).
+ */
 export function watchSessionEnd(pod: V1Pod, userStopped: boolean): TerminalStatus | undefined {
   const phase = pod.status?.phase;
   if (phase !== "Failed" && phase !== "Succeeded") return undefined;
-  return userStopped ? { kind: "stopped" } : { kind: "failed", message: `session pod reached ${phase}` };
+  if (userStopped) return { kind: "stopped" };
+  if (kubeletEndReason(pod) !== undefined) return { kind: "failed", message: podFailureMessage(pod) };
+  return { kind: "failed", message: `session pod reached ${phase}` };
 }
