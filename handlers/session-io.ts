@@ -2,9 +2,9 @@ import "../src/api/error-event.ts";
 import type { Duplex } from "node:stream";
 import type { Context } from "hono";
 import type { WebSocket } from "ws";
-import { SUPERVISOR_GONE, relayToClient } from "../src/internal/terminal-relay.ts";
+import { SUPERVISOR_GONE, frameWriter, relayToClient } from "../src/internal/terminal-relay.ts";
 import { CloseCodes } from "../src/contract/streams.ts";
-import { FrameKind, type IoFrame, encodeFrame } from "../src/internal/io-frames.ts";
+import { FrameKind, type IoFrame } from "../src/internal/io-frames.ts";
 import type { HandlerDeps } from "./support.ts";
 
 /** Frames a client may send before the supervisor connection is open. */
@@ -22,11 +22,12 @@ export const sessionIo = (deps: HandlerDeps) =>
     const origin = c.req.header("origin");
     const query = new URL(c.req.url).searchParams;
     let supervisor: Duplex | undefined;
+    let toSupervisor: ((frame: IoFrame) => void) | undefined;
     let closed = false;
     const early: IoFrame[] = [];
 
     const forward = (frame: IoFrame) => {
-      if (supervisor) supervisor.write(encodeFrame(frame));
+      if (toSupervisor) toSupervisor(frame);
       else if (early.length < MAX_EARLY_FRAMES) early.push(frame);
     };
 
@@ -41,7 +42,8 @@ export const sessionIo = (deps: HandlerDeps) =>
           (socket) => {
             if (closed) return socket.destroy();
             supervisor = socket;
-            for (const frame of early.splice(0)) socket.write(encodeFrame(frame));
+            toSupervisor = frameWriter(socket);
+            for (const frame of early.splice(0)) toSupervisor(frame);
             relayToClient(socket, ws.raw as WebSocket, () => (closed = true));
           },
           () => {
