@@ -38,23 +38,25 @@ export const sessionIo = (deps: HandlerDeps) =>
           ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");
           return;
         }
+        const raw = ws.raw as WebSocket;
+        // ws's own event, not onMessage: for every message @hono/node-ws would build a
+        // MessageEvent and copy a binary one into an ArrayBuffer, per keystroke.
+        raw.on("message", (data: Buffer, isBinary: boolean) =>
+          forward(isBinary ? { kind: FrameKind.binary, bytes: data } : { kind: FrameKind.text, text: data.toString("utf8") }),
+        );
         deps.supervisor.openTerminal(sessionId, query).then(
           (socket) => {
             if (closed) return socket.destroy();
             supervisor = socket;
             toSupervisor = frameWriter(socket);
             for (const frame of early.splice(0)) toSupervisor(frame);
-            relayToClient(socket, ws.raw as WebSocket, () => (closed = true));
+            relayToClient(socket, raw, () => (closed = true));
           },
           () => {
             closed = true;
             ws.close(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
           },
         );
-      },
-      onMessage(event) {
-        if (typeof event.data === "string") forward({ kind: FrameKind.text, text: event.data });
-        else if (event.data instanceof ArrayBuffer) forward({ kind: FrameKind.binary, bytes: Buffer.from(event.data) });
       },
       onClose() {
         closed = true;
