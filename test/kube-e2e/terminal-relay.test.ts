@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TerminalFrame } from "../../src/client/index.ts";
 import { type KubeRunner, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
+import { scrape, valueOf } from "../support/metrics.ts";
 import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { waitFor } from "../support/wait.ts";
 
 type ByteFrame = Extract<TerminalFrame, { kind: "bytes" }>;
 const byteFrames = (frames: TerminalFrame[]) => frames.filter((frame): frame is ByteFrame => frame.kind === "bytes");
@@ -80,6 +82,30 @@ describe("the terminal relay on the simulated cluster", () => {
     expect(retained).toEqual(received.filter((frame) => frame.seq >= retained[0]!.seq));
     reader.close();
     await runner.client.deleteSession(sessionId);
+  });
+
+  it("keeps the first 64 KiB of stdin sent between running and the attach, even when it came as one larger write", async () => {
+    // Attaches are refused (and retried) until the stdin has reached the supervisor.
+    runner.sim.faults.failNext({ verb: "get", resource: "pods", subresource: "attach", code: 503, count: 1000 });
+    try {
+      const stdinRelayed = async () => valueOf(await scrape(runner.baseUrl), "runner_terminal_bytes_total", { direction: "in" });
+      const before = await stdinRelayed();
+      const sessionId = await runningSession();
+      const terminal = runner.client.terminal(sessionId);
+      await terminal.send("a".repeat(70_000));
+      await waitFor("the stdin to reach the supervisor's terminal", async () => (await stdinRelayed()) - before >= 70_000 || undefined);
+      runner.sim.faults.clear();
+      // The pod's tty echoes what reached it: the first 64 KiB, then what is typed after the attach.
+      const kept = "a".repeat(64 * 1024);
+      const echoed = await framesUntilText(terminal, kept);
+      await terminal.send("x");
+      echoed.push(...(await framesUntilText(terminal, "x")));
+      expect(textOf(echoed)).toBe(`${kept}x`);
+      terminal.close();
+      await runner.client.deleteSession(sessionId);
+    } finally {
+      runner.sim.faults.clear();
+    }
   });
 
   it("delivers many client messages sent at once to the pod, every byte in order", async () => {

@@ -1,9 +1,10 @@
 /**
  * One container's terminal (kubernetes.md §2.6, §4.5) for run and watch sessions alike: the
- * attach (its output joined per socket read, output-joiner.ts), what was printed before it (from the pod log, issue 11 bug 9), the terminal size
- * sent on every attach, keystrokes typed before it, and the re-attach of a stream cut while
- * the container still runs — never of a container that has ended (issue 9 bugs 5 and 9) —
- * retried while the control plane restarts (issue 9, relist after the apiserver restarts).
+ * attach (its output joined per socket read, output-joiner.ts), what was printed before it
+ * (from the pod log, issue 11 bug 9), the terminal size sent on every attach, keystrokes typed
+ * before it, and the re-attach of a stream cut while the container still runs — never of a
+ * container that has ended (issue 9 bugs 5 and 9) — retried while the control plane restarts
+ * (issue 9, relist after the apiserver restarts).
  */
 import type { ByteStreamTag } from "../../contract/wire.ts";
 import { withDeadline } from "../api.ts";
@@ -54,9 +55,11 @@ export class ContainerTerminal {
 
   writeStdin(bytes: Uint8Array): void {
     if (this.#attachment) return this.#attachment.writeStdin(bytes);
-    if (this.#closed || this.#earlyStdinBytes + bytes.byteLength > MAX_EARLY_STDIN_BYTES) return;
-    this.#earlyStdin.push(Buffer.from(bytes));
-    this.#earlyStdinBytes += bytes.byteLength;
+    // What fits is kept: the supervisor joins a read's keystrokes into one write.
+    const kept = bytes.subarray(0, MAX_EARLY_STDIN_BYTES - this.#earlyStdinBytes);
+    if (this.#closed || kept.byteLength === 0) return;
+    this.#earlyStdin.push(Buffer.from(kept));
+    this.#earlyStdinBytes += kept.byteLength;
   }
 
   resize(cols: number, rows: number): void {
