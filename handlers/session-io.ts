@@ -2,9 +2,9 @@ import "../src/api/error-event.ts";
 import type { Duplex } from "node:stream";
 import type { Context } from "hono";
 import type { WebSocket } from "ws";
-import { SUPERVISOR_GONE, relayToClient } from "../src/internal/terminal-relay.ts";
+import { SUPERVISOR_GONE, frameWriter, relayToClient } from "../src/internal/terminal-relay.ts";
 import { CloseCodes } from "../src/contract/streams.ts";
-import { FrameKind, type IoFrame, encodeFrame } from "../src/internal/io-frames.ts";
+import { FrameKind, type IoFrame } from "../src/internal/io-frames.ts";
 import type { HandlerDeps } from "./support.ts";
 
 /** Frames a client may send before the supervisor connection is open. */
@@ -22,11 +22,12 @@ export const sessionIo = (deps: HandlerDeps) =>
     const origin = c.req.header("origin");
     const query = new URL(c.req.url).searchParams;
     let supervisor: Duplex | undefined;
+    let toSupervisor: ((frame: IoFrame) => void) | undefined;
     let closed = false;
     const early: IoFrame[] = [];
 
     const forward = (frame: IoFrame) => {
-      if (supervisor) supervisor.write(encodeFrame(frame));
+      if (toSupervisor) toSupervisor(frame);
       else if (early.length < MAX_EARLY_FRAMES) early.push(frame);
     };
 
@@ -37,22 +38,25 @@ export const sessionIo = (deps: HandlerDeps) =>
           ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");
           return;
         }
+        const raw = ws.raw as WebSocket;
+        // ws's own event, not onMessage: for every message @hono/node-ws would build a
+        // MessageEvent and copy a binary one into an ArrayBuffer, per keystroke.
+        raw.on("message", (data: Buffer, isBinary: boolean) =>
+          forward(isBinary ? { kind: FrameKind.binary, bytes: data } : { kind: FrameKind.text, text: data.toString("utf8") }),
+        );
         deps.supervisor.openTerminal(sessionId, query).then(
           (socket) => {
             if (closed) return socket.destroy();
             supervisor = socket;
-            for (const frame of early.splice(0)) socket.write(encodeFrame(frame));
-            relayToClient(socket, ws.raw as WebSocket, () => (closed = true));
+            toSupervisor = frameWriter(socket);
+            for (const frame of early.splice(0)) toSupervisor(frame);
+            relayToClient(socket, raw, () => (closed = true));
           },
           () => {
             closed = true;
             ws.close(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
           },
         );
-      },
-      onMessage(event) {
-        if (typeof event.data === "string") forward({ kind: FrameKind.text, text: event.data });
-        else if (event.data instanceof ArrayBuffer) forward({ kind: FrameKind.binary, bytes: Buffer.from(event.data) });
       },
       onClose() {
         closed = true;

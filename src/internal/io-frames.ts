@@ -23,16 +23,23 @@ export function encodeFrame(frame: IoFrame): Buffer {
       : frame.kind === FrameKind.binary
         ? frame.bytes
         : Buffer.from(JSON.stringify({ code: frame.code, reason: frame.reason }), "utf8");
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt8(frame.kind, 0);
-  header.writeUInt32BE(payload.byteLength, 1);
-  return Buffer.concat([header, payload]);
+  // One allocation and one copy per frame: the terminal pays this for every chunk it relays.
+  const encoded = Buffer.allocUnsafe(HEADER_BYTES + payload.byteLength);
+  encoded.writeUInt8(frame.kind, 0);
+  encoded.writeUInt32BE(payload.byteLength, 1);
+  encoded.set(payload, HEADER_BYTES);
+  return encoded;
 }
 
 export class FrameDecoder {
   #pending: Buffer = Buffer.alloc(0);
 
-  /** Feeds bytes; returns the complete frames. Throws on a malformed stream. */
+  /**
+   * Feeds bytes; returns the complete frames. Throws on a malformed stream. A binary frame's
+   * bytes are a view of the chunk that carried them, not a copy: both processes hand them on
+   * at once (to a WebSocket or an attach, which copy or send them), so a copy per frame would
+   * be paid for nothing.
+   */
   push(chunk: Buffer): IoFrame[] {
     this.#pending = this.#pending.byteLength === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
     const frames: IoFrame[] = [];
@@ -54,7 +61,7 @@ function decodePayload(kind: number, payload: Buffer): IoFrame {
     case FrameKind.text:
       return { kind, text: payload.toString("utf8") };
     case FrameKind.binary:
-      return { kind, bytes: Buffer.from(payload) };
+      return { kind, bytes: payload };
     case FrameKind.close: {
       const { code, reason } = JSON.parse(payload.toString("utf8")) as { code: number; reason: string };
       return { kind, code, reason };

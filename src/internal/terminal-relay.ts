@@ -4,15 +4,35 @@
  * backpressure: while the client has more than 1 MiB unsent, the supervisor connection is
  * paused, so a slow client holds that much here at most and the supervisor's follower waits.
  */
-import type { Duplex } from "node:stream";
+import type { Duplex, Writable } from "node:stream";
 import type { WebSocket } from "ws";
-import { FrameDecoder, FrameKind, type IoFrame } from "./io-frames.ts";
+import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "./io-frames.ts";
 
 const CLIENT_BUFFER_HIGH_WATER = 1024 * 1024;
 const CLOSE_DRAIN_POLL_MS = 50;
 const CLOSE_DRAIN_MAX_MS = 2_000;
 /** Closed by the runner when the supervisor went away: clients reconnect (not a final code). */
 export const SUPERVISOR_GONE = { code: 1011, reason: "supervisor unavailable" };
+
+/**
+ * Writes the client's frames (stdin, control) to the supervisor. The messages of one client
+ * read arrive in one synchronous pass; the socket stays corked until that pass is over, so they
+ * leave in one write, which the supervisor hands to the pod as one stdin write.
+ */
+export function frameWriter(socket: Writable): (frame: IoFrame) => void {
+  let corked = false;
+  return (frame) => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        corked = false;
+        socket.uncork();
+      });
+    }
+    socket.write(encodeFrame(frame));
+  };
+}
 
 export function relayToClient(socket: Duplex, raw: WebSocket, markClosed: () => void): void {
   const decoder = new FrameDecoder();

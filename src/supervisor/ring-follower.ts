@@ -2,7 +2,9 @@
  * One follower of a replay ring (the session's events, or one app's bytes): a cursor into the
  * shared buffer that writes while its socket accepts data. Replay and live entries take the
  * same path, a slow reader costs no memory beyond the shared buffer, and one that falls behind
- * the oldest retained entry is told of the gap and continues from there.
+ * the oldest retained entry is told of the gap and continues from there. The socket is corked
+ * while a pump writes, so the entries one change made available leave in one write rather
+ * than one write (a system call, and a wake-up of the reader) per entry.
  */
 import type { ReplayRing } from "../sessions/replay-ring.ts";
 import type { Session } from "../sessions/session.ts";
@@ -11,8 +13,8 @@ import type { Session } from "../sessions/session.ts";
 export type WriteResult = "more" | "drain" | "end";
 
 export type RingSink<T> = {
-  /** The socket whose `drain` resumes a paused follow. */
-  readonly socket: { once(event: "drain", listener: () => void): unknown };
+  /** The socket written to: corked during a pump; its `drain` resumes a paused follow. */
+  readonly socket: { once(event: "drain", listener: () => void): unknown; cork(): void; uncork(): void };
   write(id: number, entry: T): WriteResult;
   gap(): void;
   /** Checked before each pump: true ends the follow before anything is written. */
@@ -42,9 +44,9 @@ export function followRing<T>(session: Session, ring: ReplayRing<T>, afterId: nu
     sink.end();
   };
 
-  const pump = () => {
-    if (finished || paused) return;
-    if (sink.stopBefore?.()) return stop();
+  /** Writes what the ring holds past the cursor; says why it stopped. */
+  const writeAvailable = (): "caught up" | "drain" | "end" => {
+    if (sink.stopBefore?.()) return "end";
     if (ring.hasGapAfter(cursor)) {
       sink.gap();
       cursor = ring.oldestId - 1;
@@ -54,17 +56,29 @@ export function followRing<T>(session: Session, ring: ReplayRing<T>, afterId: nu
       const entry = ring.get(cursor);
       if (entry === undefined) continue;
       const result = sink.write(cursor, entry);
-      if (result === "end") return stop();
-      if (result === "drain") {
-        paused = true;
-        sink.socket.once("drain", () => {
-          paused = false;
-          pump();
-        });
-        return;
-      }
+      if (result !== "more") return result;
     }
-    if (sink.doneWhenCaughtUp()) stop();
+    return sink.doneWhenCaughtUp() ? "end" : "caught up";
+  };
+
+  const pump = () => {
+    if (finished || paused) return;
+    sink.socket.cork();
+    let outcome: ReturnType<typeof writeAvailable>;
+    try {
+      outcome = writeAvailable();
+    } finally {
+      // Before waiting for `drain` or ending: a corked socket would send nothing.
+      sink.socket.uncork();
+    }
+    if (outcome === "end") return stop();
+    if (outcome === "drain") {
+      paused = true;
+      sink.socket.once("drain", () => {
+        paused = false;
+        pump();
+      });
+    }
   };
 
   const unsubscribe = session.onChange(pump);

@@ -65,6 +65,13 @@ export function streamTerminal(
   });
   const finish = follow.stop;
 
+  /** Stdin is dropped while no workload is live (starting, suspended, ended). */
+  const writeStdin = (parts: Buffer[]) => {
+    if (parts.length === 0 || session.terminal || session.status.kind !== "running" || !session.workload) return;
+    const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    terminalBytesRelayed("in", bytes.byteLength);
+    session.workload.writeStdin(app.name, bytes);
+  };
   const decoder = new FrameDecoder();
   socket.on("data", (chunk: Buffer) => {
     let frames: IoFrame[];
@@ -73,19 +80,20 @@ export function streamTerminal(
     } catch {
       return finish();
     }
+    // Consecutive stdin frames of one read reach the pod as one write (a terminal has no
+    // message boundaries): one attach message instead of one per client message.
+    let stdin: Buffer[] = [];
     for (const frame of frames) {
       if (frame.kind === FrameKind.binary) {
-        // Stdin is dropped while no workload is live (starting, suspended, ended).
-        if (!session.terminal && session.status.kind === "running" && session.workload) {
-          terminalBytesRelayed("in", frame.bytes.byteLength);
-          session.workload.writeStdin(app.name, frame.bytes);
-        }
-      } else if (frame.kind === FrameKind.text) {
-        onControl.handle(frame.text);
-      } else {
-        return finish();
+        stdin.push(frame.bytes);
+        continue;
       }
+      writeStdin(stdin);
+      stdin = [];
+      if (frame.kind === FrameKind.text) onControl.handle(frame.text);
+      else return finish();
     }
+    writeStdin(stdin);
   });
   // The upgraded socket is half-open capable: the api going away shows as 'end' first.
   socket.on("end", () => finish());

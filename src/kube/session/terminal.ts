@@ -1,9 +1,10 @@
 /**
  * One container's terminal (kubernetes.md §2.6, §4.5) for run and watch sessions alike: the
- * attach, what was printed before it (from the pod log, issue 11 bug 9), the terminal size
- * sent on every attach, keystrokes typed before it, and the re-attach of a stream cut while
- * the container still runs — never of a container that has ended (issue 9 bugs 5 and 9) —
- * retried while the control plane restarts (issue 9, relist after the apiserver restarts).
+ * attach (its output joined per socket read, output-joiner.ts), what was printed before it
+ * (from the pod log, issue 11 bug 9), the terminal size sent on every attach, keystrokes typed
+ * before it, and the re-attach of a stream cut while the container still runs — never of a
+ * container that has ended (issue 9 bugs 5 and 9) — retried while the control plane restarts
+ * (issue 9, relist after the apiserver restarts).
  */
 import type { ByteStreamTag } from "../../contract/wire.ts";
 import { withDeadline } from "../api.ts";
@@ -11,6 +12,7 @@ import type { KubeContext } from "../context.ts";
 import { type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
 import { attachRetryPause } from "../status/attach-retry.ts";
+import { OutputJoiner } from "./output-joiner.ts";
 import { overlapLength } from "./overlap.ts";
 
 /** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
@@ -53,9 +55,11 @@ export class ContainerTerminal {
 
   writeStdin(bytes: Uint8Array): void {
     if (this.#attachment) return this.#attachment.writeStdin(bytes);
-    if (this.#closed || this.#earlyStdinBytes + bytes.byteLength > MAX_EARLY_STDIN_BYTES) return;
-    this.#earlyStdin.push(Buffer.from(bytes));
-    this.#earlyStdinBytes += bytes.byteLength;
+    // What fits is kept: the supervisor joins a read's keystrokes into one write.
+    const kept = bytes.subarray(0, MAX_EARLY_STDIN_BYTES - this.#earlyStdinBytes);
+    if (this.#closed || kept.byteLength === 0) return;
+    this.#earlyStdin.push(Buffer.from(kept));
+    this.#earlyStdinBytes += kept.byteLength;
   }
 
   resize(cols: number, rows: number): void {
@@ -110,6 +114,7 @@ export class ContainerTerminal {
     if (this.#closed) return;
     // Until the log is read, live output waits, so the two can be joined without a repeat.
     let held: Buffer[] | undefined = first && this.#target.tty ? [] : undefined;
+    const live = new OutputJoiner((bytes, stream) => this.#emit(bytes, stream));
     let attachment: Attachment;
     try {
       attachment = await attachContainer(this.#ctx.api.kubeConfig, {
@@ -117,7 +122,7 @@ export class ContainerTerminal {
         pod: this.#target.podName,
         container: this.#target.container,
         tty: this.#target.tty,
-        onOutput: (bytes, stream) => (held ? held.push(bytes) : this.#emit(bytes, stream)),
+        onOutput: (bytes, stream) => (held ? held.push(bytes) : live.add(bytes, stream)),
       });
     } catch (error) {
       if (!this.#closed) this.#refused(error, first, attempt);
@@ -130,10 +135,10 @@ export class ContainerTerminal {
     this.#earlyStdinBytes = 0;
     if (held) {
       const log = await this.#readLog();
-      const live = Buffer.concat(held);
+      const early = Buffer.concat(held);
       held = undefined;
       this.#emit(log);
-      this.#emit(live.subarray(overlapLength(log, live)));
+      this.#emit(early.subarray(overlapLength(log, early)));
     }
     void attachment.closed.then(() => this.#onClosed(attachment));
   }
