@@ -8,7 +8,7 @@ import { CREATE_ATTEMPTS } from "../../src/kube/status/create-retry.ts";
 import { waitFor } from "../support/wait.ts";
 import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
-import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { eventsOf, eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
 
 describe("faults", () => {
   let runner: KubeRunner;
@@ -124,6 +124,21 @@ describe("faults", () => {
 
   // Found by the chaos run (issue 11): one 503 on the delete of an ended session's pod left it
   // holding quota until the next supervisor's boot; it is retried until it goes.
+  // Found by the warm-pool tests: an app that ended while the first attach was still reading the
+  // log for what it printed before the attach had its output shown twice, once by that read and
+  // once by the end's backfill of a terminal that seemed to have shown nothing.
+  it("shows an app's output once when it ends while the log is read after the first attach", async () => {
+    runner.sim.faults.addLatency({ verb: "get", resource: "pods", subresource: "log", ms: 1500 });
+    try {
+      const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { output: "printed once\r\n", "run-ms": 300 } }));
+      expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "exited", code: 0 } });
+      const shown = textOf(await framesToClose(runner.client.terminal(sessionId)));
+      expect(shown.split("printed once").length - 1).toBe(1);
+    } finally {
+      runner.sim.faults.clear();
+    }
+  });
+
   it("deletes an ended session's pod even when the API refuses the first delete with 503", async () => {
     const sessionId = await running();
     runner.sim.faults.failNext({ verb: "delete", resource: "pods", code: 503, count: 2 });

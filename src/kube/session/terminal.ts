@@ -42,6 +42,12 @@ export class ContainerTerminal {
   #earlyStdinBytes = 0;
   /** Output reached the client (from the attach or the log). */
   sawOutput = false;
+  /**
+   * The pod log, read and shown at most once: by the first attach's join or by the end's
+   * backfill, whichever asks first; the other waits for the same read rather than showing the
+   * log again (an app can end while the first attach is still reading it).
+   */
+  #shownLog: Promise<Buffer> | undefined;
 
   constructor(ctx: KubeContext, target: TerminalTarget) {
     this.#ctx = ctx;
@@ -75,9 +81,15 @@ export class ContainerTerminal {
 
   /** The container's log, for a terminal that never showed anything (an app that ended before its attach). */
   async backfill(): Promise<void> {
-    if (this.sawOutput) return;
-    const log = await this.#readLog();
-    if (log.byteLength > 0) this.#emit(log);
+    if (this.#shownLog) await this.#shownLog;
+    else if (!this.sawOutput) await this.#showLog();
+  }
+
+  #showLog(): Promise<Buffer> {
+    return (this.#shownLog ??= this.#readLog().then((log) => {
+      this.#emit(log);
+      return log;
+    }));
   }
 
   #emit(bytes: Uint8Array, stream: "stdout" | "stderr" = "stdout"): void {
@@ -134,10 +146,9 @@ export class ContainerTerminal {
     for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
     this.#earlyStdinBytes = 0;
     if (held) {
-      const log = await this.#readLog();
+      const log = await this.#showLog();
       const early = Buffer.concat(held);
       held = undefined;
-      this.#emit(log);
       this.#emit(early.subarray(overlapLength(log, early)));
     }
     void attachment.closed.then(() => this.#onClosed(attachment));
