@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real-cluster tier's Go programs into a cache outside the clone, skipping every
-# binary already there (a cold build takes about 20 minutes on 2 cores, a warm one seconds).
+# binary already there (a cold build takes under 9 minutes on 2 idle cores, 33 on a loaded machine; a warm one seconds).
 #   test/cluster/build.sh            kube binaries, etcd, the image tool and the images
 #   test/cluster/build.sh registry   only the container registry test/kube/build uses
 set -euo pipefail
