@@ -7,7 +7,7 @@ import { type Context, type ErrorHandler, type Handler, Hono, type NotFoundHandl
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { createRateLimit, originGuard, tokenGuard } from "../src/api/access.ts";
+import { createRateLimit, originGuard, tokenGuard } from "./access-guards.ts";
 import { RunnerError } from "../src/contract/problem.ts";
 import { type RouteName, type RouteSpec, V1_PREFIX, routes } from "../src/contract/routes.ts";
 import { BODY_LIMIT_BYTES, bodyTooLarge, internalError, routeNotFound } from "../src/contract/validation.ts";

@@ -1,5 +1,5 @@
 import type { Handler } from "hono";
-import { supervisorReady } from "../src/api/readiness.ts";
+import { supervisorReady } from "./readiness.ts";
 import type { HandlerDeps } from "./support.ts";
 
 /** GET /v1/ready: readiness (the Deployment's probe); false while the supervisor is unreachable. */

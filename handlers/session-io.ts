@@ -1,4 +1,4 @@
-import "../src/api/error-event.ts";
+import "./error-event.ts";
 import type { Duplex } from "node:stream";
 import type { Context } from "hono";
 import type { WebSocket } from "ws";

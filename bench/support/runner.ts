@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { RunnerClient } from "../../src/client/index.ts";
-import { startLocalCluster } from "../../src/local-cluster.ts";
+import { startLocalCluster } from "../../src/local-cluster/index.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { freePort } from "../../test/support/ports.ts";
 import { GiveUp, waitFor } from "../../test/support/wait.ts";

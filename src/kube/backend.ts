@@ -7,13 +7,13 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
 import type { AvailabilityReport } from "../contract/wire.ts";
-import type { AdoptableSession, Backend, StartSpec } from "../sessions/backend.ts";
+import type { AdoptableSession, Backend, StartSpec } from "../sessions/backend-seam.ts";
 import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
-import type { ImagePicker } from "./image-picker.ts";
-import { notOfferedMessage } from "./image-catalog.ts";
-import { withDeadline } from "./api.ts";
-import { CALL_DEADLINE_MS, deletePod } from "./session/pod-calls.ts";
+import type { ImagePicker } from "./images/image-picker.ts";
+import { notOfferedMessage } from "./images/image-catalog.ts";
+import { withDeadline } from "./cluster/api.ts";
+import { CALL_DEADLINE_MS, deletePod } from "./cluster/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, managedBySelector, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
 import { WarmPool } from "./pool/warm-pool.ts";

@@ -1,12 +1,12 @@
 /** What every Kubernetes session needs from the backend around it. */
 import type { KubeRunnerConfig } from "../config/kube.ts";
 import type { Logger } from "../log.ts";
-import type { StartSpec } from "../sessions/backend.ts";
-import type { KubeApi } from "./api.ts";
-import type { BundleStore } from "./bundle-store.ts";
+import type { StartSpec } from "../sessions/backend-seam.ts";
+import type { KubeApi } from "./cluster/api.ts";
+import type { BundleStore } from "./bundle/bundle-store.ts";
 import type { ImageBuilder } from "./build/image-build.ts";
-import type { PodWatcher } from "./pod-watcher.ts";
-import type { PoolClaims } from "./pool-claims.ts";
+import type { PodWatcher } from "./cluster/pod-watcher.ts";
+import type { PoolClaims } from "./pool/pool-claims.ts";
 import type { Router } from "./routing/router.ts";
 
 export type KubeTimings = {

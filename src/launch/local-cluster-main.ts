@@ -3,7 +3,7 @@
  * cluster out, tells the parent where it is, and ends on SIGTERM/SIGINT or with its parent.
  */
 import { currentEnv } from "../config/environment.ts";
-import { startLocalCluster } from "../local-cluster.ts";
+import { startLocalCluster } from "../local-cluster/index.ts";
 import { onParentGone } from "./parent.ts";
 
 const local = await startLocalCluster(currentEnv());

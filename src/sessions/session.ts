@@ -16,7 +16,7 @@ import {
   type SessionMode,
   isTerminal,
 } from "../contract/wire.ts";
-import type { StartSpec, Workload } from "./backend.ts";
+import type { StartSpec, Workload } from "./backend-seam.ts";
 import { ReloadBudget } from "./reload-budget.ts";
 import { ReplayRing } from "./replay-ring.ts";
 import { RunProjection } from "./run-projection.ts";

@@ -3,7 +3,7 @@
  * keep their ids and stream URLs; their history starts anew past any old id.
  */
 import type { CoreConfig } from "../config/core.ts";
-import type { Backend } from "../sessions/backend.ts";
+import type { Backend } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import { Session, adoptedStreamBase } from "../sessions/session.ts";
 import type { SessionLauncher } from "./session-launch.ts";

@@ -8,7 +8,7 @@ import { SUPERVISOR_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts"
 import type { Logger } from "../log.ts";
 import { observeSessions } from "../metrics/figures.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
-import type { Backend } from "../sessions/backend.ts";
+import type { Backend } from "../sessions/backend-seam.ts";
 import { RUNNER_VERSION } from "../version.ts";
 import { startInternalServer } from "./internal-server.ts";
 import { DEFAULT_TIMINGS, SessionService, type SupervisorTimings } from "./session-service.ts";

@@ -7,7 +7,7 @@ import { messageOf } from "../contract/problem.ts";
 import { type RunEvent, type RunStatus, isEventFrame } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
 import { type StartTracker, trackStart } from "../metrics/figures.ts";
-import { type Backend, type BackendCallbacks, SessionStartError, type Workload } from "../sessions/backend.ts";
+import { type Backend, type BackendCallbacks, SessionStartError, type Workload } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
 

@@ -16,7 +16,7 @@ import type { Capabilities } from "../contract/responses.ts";
 import type { AvailabilityReport, CreatedSession, ProbeConfig, SessionDocument } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
 import { type AdmissionContext, type SessionPlan, planAppSession, planSession } from "../sessions/admission.ts";
-import type { Backend, StartSpec } from "../sessions/backend.ts";
+import type { Backend, StartSpec } from "../sessions/backend-seam.ts";
 import { Registry } from "../sessions/registry.ts";
 import { Session } from "../sessions/session.ts";
 import { adoptSessions } from "./adoption.ts";

@@ -10,7 +10,7 @@ import type { SetAppsBody, WorkspaceChangeSetBody } from "../contract/requests.t
 import type { AppsChanged, Reloaded, Resumed } from "../contract/responses.ts";
 import type { WorkspaceApplyResult, WorkspaceFile, WorkspaceTree } from "../contract/wire.ts";
 import { resolveApps } from "../sessions/admission.ts";
-import type { Backend, WorkspaceClient } from "../sessions/backend.ts";
+import type { Backend, WorkspaceClient } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
 import { noLiveWorkload, noLiveWorkspace, notAWatchSession, sessionNotFound, workspaceFailure } from "./problems.ts";

@@ -6,7 +6,7 @@
  *
  * The restarted apiserver listens before its authorizer has synced and answers the runner's
  * immediate re-attach of the session's terminal with 403: the runner tries again
- * (src/kube/status/attach-retry.ts) until it is served, so the terminal echoes again. Those
+ * (src/kube/retry/attach-retry.ts) until it is served, so the terminal echoes again. Those
  * 403s are in the audit log; rbac-audit.test.ts tells them from a missing grant.
  */
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";

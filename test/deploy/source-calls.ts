@@ -1,6 +1,6 @@
 /**
  * The Kubernetes API calls the runner's source can make, read from the code: every method called
- * on the typed clients of src/kube/api.ts (`core`, `networking`, `batch`, `custom`), every watch
+ * on the typed clients of src/kube/cluster/api.ts (`core`, `networking`, `batch`, `custom`), every watch
  * path and every attach. Complements the calls recorded against the simulated cluster, which
  * only cover the paths the tests drive. An unknown method fails loudly so the map stays complete.
  */

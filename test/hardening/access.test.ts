@@ -8,8 +8,8 @@ import { capturedStderr } from "../support/processes.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";
 import { type Processes, openSocket, postJson, startProcesses } from "./support.ts";
 import { sessionBody } from "../support/session-body.ts";
-import { SlidingWindowLimit } from "../../src/api/rate-limit.ts";
-import { tokenMatches } from "../../src/api/access.ts";
+import { SlidingWindowLimit } from "../../handlers/rate-limit.ts";
+import { tokenMatches } from "../../handlers/access-guards.ts";
 
 const TOKEN = "s3cret-token-of-the-operator-0123";
 

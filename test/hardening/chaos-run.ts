@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
-import { startLocalCluster } from "../../src/local-cluster.ts";
+import { startLocalCluster } from "../../src/local-cluster/index.ts";
 import { SESSION_NAMESPACE } from "../support/kube-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { freePort } from "../support/ports.ts";

@@ -14,7 +14,7 @@ import { Client } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normaliseRelativePath } from "../../src/contract/paths.ts";
 import { INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
-import { tarArchive } from "../../src/kube/bundle-archive.ts";
+import { tarArchive } from "../../src/kube/bundle/bundle-archive.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";
 import { type Processes, openSocket, startProcesses } from "./support.ts";
 import { sessionBody } from "../support/session-body.ts";

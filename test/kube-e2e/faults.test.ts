@@ -4,7 +4,7 @@
  * processes killed under live sessions are in restarts.test.ts, which runs on both clusters.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CREATE_ATTEMPTS } from "../../src/kube/status/create-retry.ts";
+import { CREATE_ATTEMPTS } from "../../src/kube/retry/create-retry.ts";
 import { waitFor } from "../support/wait.ts";
 import { type KubeRunner, SESSION_NAMESPACE, startKubeRunner } from "../support/kube-runner.ts";
 import { sessionBody } from "../support/session-body.ts";

@@ -4,7 +4,7 @@
  * code, the attach stream of a running session is open, and a dropped pod watch is restarted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CREATE_ATTEMPTS } from "../../src/kube/status/create-retry.ts";
+import { CREATE_ATTEMPTS } from "../../src/kube/retry/create-retry.ts";
 import { waitFor } from "../support/wait.ts";
 import { type KubeRunner, startKubeRunner } from "../support/kube-runner.ts";
 import { sessionBody } from "../support/session-body.ts";

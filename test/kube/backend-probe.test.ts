@@ -5,15 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadKubeConfig } from "../../src/config/kube.ts";
-import { kubeApi } from "../../src/kube/api.ts";
+import { kubeApi } from "../../src/kube/cluster/api.ts";
 import { createKubeBackend } from "../../src/kube/backend.ts";
-import { BundleStore } from "../../src/kube/bundle-store.ts";
+import { BundleStore } from "../../src/kube/bundle/bundle-store.ts";
 import { DEFAULT_KUBE_TIMINGS } from "../../src/kube/context.ts";
-import { PodWatcher } from "../../src/kube/pod-watcher.ts";
+import { PodWatcher } from "../../src/kube/cluster/pod-watcher.ts";
 import { managedBySelector } from "../../src/kube/specs/names.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "../../src/kube/status/probe.ts";
 import { createLogger } from "../../src/log.ts";
-import type { Backend } from "../../src/sessions/backend.ts";
+import type { Backend } from "../../src/sessions/backend-seam.ts";
 import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/index.ts";
 
 type LogLine = { level: string; message: string; [field: string]: unknown };

@@ -1,5 +1,5 @@
 /**
- * The typed Kubernetes clients reuse their connections (src/kube/connection-reuse.ts): against
+ * The typed Kubernetes clients reuse their connections (src/kube/cluster/connection-reuse.ts): against
  * a real HTTP server standing in for the apiserver, consecutive calls through any of the
  * clients arrive on one TCP connection, where client-node's own authentication opens one per
  * call; a connection the server has closed while idle is not reused.
@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { kubeApi } from "../../src/kube/api.ts";
+import { kubeApi } from "../../src/kube/cluster/api.ts";
 import { countedApiClient } from "../../src/metrics/kube-client.ts";
 import { waitFor } from "../support/wait.ts";
 

@@ -4,11 +4,11 @@
 import { Attach, Exec, NodeV1Api, Watch, type V1Status } from "@kubernetes/client-node";
 import { PassThrough, Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundleArchive } from "../../src/kube/bundle-archive.ts";
-import { startBundleServer } from "../../src/kube/bundle-server.ts";
-import { BundleStore } from "../../src/kube/bundle-store.ts";
-import { kubeApi } from "../../src/kube/api.ts";
-import { PodWatcher } from "../../src/kube/pod-watcher.ts";
+import { bundleArchive } from "../../src/kube/bundle/bundle-archive.ts";
+import { startBundleServer } from "../../src/kube/bundle/bundle-server.ts";
+import { BundleStore } from "../../src/kube/bundle/bundle-store.ts";
+import { kubeApi } from "../../src/kube/cluster/api.ts";
+import { PodWatcher } from "../../src/kube/cluster/pod-watcher.ts";
 import { runPod } from "../../src/kube/specs/run-pod.ts";
 import { createLogger } from "../../src/log.ts";
 import { PLAIN_SETTINGS, RUN_LIMITS, runSession, SESSION_ID } from "../kube/fixtures.ts";

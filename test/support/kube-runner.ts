@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
-import { startLocalCluster } from "../../src/local-cluster.ts";
+import { startLocalCluster } from "../../src/local-cluster/index.ts";
 import type { SimulatedCluster, SimulatedClusterOptions } from "../../src/sim/index.ts";
 import { freePort } from "./ports.ts";
 import { capturedStderr, spawnTs, stopChild } from "./processes.ts";

@@ -11,8 +11,8 @@
  */
 import { createHash } from "node:crypto";
 import * as v from "valibot";
-import type { Backend, BackendCallbacks, StartSpec, Workload, WorkspaceClient } from "../../src/sessions/backend.ts";
-import { SessionStartError } from "../../src/sessions/backend.ts";
+import type { Backend, BackendCallbacks, StartSpec, Workload, WorkspaceClient } from "../../src/sessions/backend-seam.ts";
+import { SessionStartError } from "../../src/sessions/backend-seam.ts";
 import type { ResolvedApp, RunStatus } from "../../src/contract/wire.ts";
 
 const ScriptSchema = v.object({

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { StartSpec } from "../../src/sessions/backend.ts";
+import type { StartSpec } from "../../src/sessions/backend-seam.ts";
 import { Registry } from "../../src/sessions/registry.ts";
 import { MAX_CHUNK_BYTES, Session } from "../../src/sessions/session.ts";
 

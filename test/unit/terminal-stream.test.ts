@@ -9,7 +9,7 @@ import { Duplex } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { decodeByteFrame } from "../../src/contract/streams.ts";
 import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "../../src/internal/io-frames.ts";
-import type { Workload } from "../../src/sessions/backend.ts";
+import type { Workload } from "../../src/sessions/backend-seam.ts";
 import { Session } from "../../src/sessions/session.ts";
 import { streamTerminal } from "../../src/supervisor/terminal-stream.ts";
 import { waitFor } from "../support/wait.ts";

@@ -13,12 +13,12 @@ import type { BuildConfig } from "../../config/kube.ts";
 import type { PullPolicy, RunBundle } from "../../contract/wire.ts";
 import type { Logger } from "../../log.ts";
 import { timeBuild } from "../../metrics/figures.ts";
-import { SessionStartError } from "../../sessions/backend.ts";
-import { type KubeApi, withDeadline } from "../api.ts";
-import { BundleArchiveError, bundleArchive } from "../bundle-archive.ts";
-import type { BundleStore } from "../bundle-store.ts";
+import { SessionStartError } from "../../sessions/backend-seam.ts";
+import { type KubeApi, withDeadline } from "../cluster/api.ts";
+import { BundleArchiveError, bundleArchive } from "../bundle/bundle-archive.ts";
+import type { BundleStore } from "../bundle/bundle-store.ts";
 import { imageTag } from "./dependency-key.ts";
-import { DockerHubClient } from "../image-catalog.ts";
+import { DockerHubClient } from "../images/image-catalog.ts";
 import {
   basicAuthorization,
   bearerTokenOf,

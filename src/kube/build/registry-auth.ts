@@ -4,7 +4,7 @@
  * the registry, and how to follow a `WWW-Authenticate: Bearer` challenge to a token.
  */
 import * as v from "valibot";
-import { parseJsonAs } from "../json.ts";
+import { parseJsonAs } from "../../contract/parse-json.ts";
 
 /** Every manifest media type a registry may answer for a tag. */
 export const MANIFEST_ACCEPT = [

@@ -4,7 +4,7 @@
  * pods a claim may take).
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import type { StartSpec } from "../../sessions/backend.ts";
+import type { StartSpec } from "../../sessions/backend-seam.ts";
 import { LABEL } from "../specs/names.ts";
 import { imagePullPolicy } from "../specs/pod-common.ts";
 import { SHELL_NAME } from "../specs/pool-pod.ts";

@@ -17,11 +17,11 @@
 import { randomBytes } from "node:crypto";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { WarmPoolSettings } from "../../config/kube.ts";
-import type { StartSpec } from "../../sessions/backend.ts";
-import { withDeadline } from "../api.ts";
+import type { StartSpec } from "../../sessions/backend-seam.ts";
+import { withDeadline } from "../cluster/api.ts";
 import type { KubeContext } from "../context.ts";
-import type { PoolClaims } from "../pool-claims.ts";
-import { CALL_DEADLINE_MS, deletePod } from "../session/pod-calls.ts";
+import type { PoolClaims } from "./pool-claims.ts";
+import { CALL_DEADLINE_MS, deletePod } from "../cluster/pod-calls.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { poolPodName } from "../specs/names.ts";
 import type { SessionFacts } from "../specs/pod-common.ts";

@@ -2,7 +2,7 @@
  * The routing layer's API calls (kubernetes.md §6): each with a deadline, and the
  * create-or-replace every published object goes through.
  */
-import { withDeadline } from "../api.ts";
+import { withDeadline } from "../cluster/api.ts";
 import { isConflict, isNotFound } from "../status/api-error.ts";
 
 /**

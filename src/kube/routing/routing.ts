@@ -12,7 +12,7 @@ import * as v from "valibot";
 import type { KubeRunnerConfig } from "../../config/kube.ts";
 import type { PortMapping } from "../../contract/wire.ts";
 import type { Logger } from "../../log.ts";
-import { type KubeApi, withDeadline } from "../api.ts";
+import { type KubeApi, withDeadline } from "../cluster/api.ts";
 import { GATEWAY_API_GROUP, sessionHttpRoutes } from "../specs/http-route.ts";
 import { sessionIngress } from "../specs/ingress.ts";
 import { httpRouteName, ingressName, sessionHost, sessionSelector } from "../specs/names.ts";

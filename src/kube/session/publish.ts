@@ -4,7 +4,7 @@
  */
 import type { PortMapping } from "../../contract/wire.ts";
 import type { KubeContext } from "../context.ts";
-import { publishService } from "../routing/service.ts";
+import { publishService } from "../routing/publish-service.ts";
 
 export type PublishInput = {
   sessionId: string;

@@ -5,39 +5,27 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { DebugFrame } from "../../contract/wire.ts";
-import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend.ts";
-import { SessionStartError } from "../../sessions/backend.ts";
-import { BundleArchiveError, bundleArchive } from "../bundle-archive.ts";
+import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend-seam.ts";
+import { SessionStartError } from "../../sessions/backend-seam.ts";
+import { BundleArchiveError, bundleArchive } from "../bundle/bundle-archive.ts";
 import { type KubeContext, runnerLine } from "../context.ts";
 import { appPod } from "../specs/app-pod.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { RUN_INSPECT_PORT, runPod } from "../specs/run-pod.ts";
-import { readSessionConfig, type SessionRecord } from "../specs/session-record.ts";
+import { readSessionConfig } from "../specs/session-record.ts";
 import { apiReason } from "../status/api-error.ts";
 import { sessionEndpoints } from "../status/endpoints.ts";
 import { decidePod, type PodDecision } from "../status/pod-decision.ts";
-import { terminalStatus, type TerminalStatus } from "../status/terminal.ts";
+import { terminalStatus, type TerminalStatus } from "../status/terminal-status.ts";
 import type { WarmPool } from "../pool/warm-pool.ts";
 import { heldOpen } from "./held-open.ts";
 import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
-import { ContainerTerminal } from "./terminal.ts";
+import { ContainerTerminal } from "./container-terminal.ts";
+import { sessionFacts } from "./session-facts.ts";
 
 const SESSION_CONTAINER = "session";
-
-/** The session's facts as its pod records them. */
-export function sessionFacts(spec: StartSpec): Omit<SessionRecord, "envNames" | "agent"> {
-  return {
-    sessionId: spec.sessionId,
-    mode: spec.mode,
-    createdAt: spec.createdAt,
-    apps: spec.apps,
-    inspect: spec.inspect,
-    selfContained: spec.selfContained,
-    config: readSessionConfig(spec.config),
-  };
-}
 
 export class RunSession {
   readonly #ctx: KubeContext;

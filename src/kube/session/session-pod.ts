@@ -8,11 +8,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { KubeContext } from "../context.ts";
 import { apiReason } from "../status/api-error.ts";
-import { collectRetryPause } from "../status/collect-retry.ts";
+import { collectRetryPause } from "../retry/collect-retry.ts";
 import { decidePod, type PodDecision, type SessionPhase } from "../status/pod-decision.ts";
 import { provisionMessage } from "../status/provision.ts";
 import { pullTrouble } from "../status/waiting.ts";
-import { createPod, deletePod } from "./pod-calls.ts";
+import { createPod, deletePod } from "../cluster/pod-calls.ts";
 
 export type SessionPodOptions = {
   podName: string;

@@ -3,7 +3,7 @@
  * publish of every routed port, and the port changes its kernels declare on reload.
  */
 import type { DebugFrame, ResolvedApp, RunStatus } from "../../contract/wire.ts";
-import type { BackendCallbacks, StartSpec } from "../../sessions/backend.ts";
+import type { BackendCallbacks, StartSpec } from "../../sessions/backend-seam.ts";
 import type { KubeContext } from "../context.ts";
 import { apiReason } from "../status/api-error.ts";
 import { agentEndpoint, type EndpointContext, sessionEndpoints } from "../status/endpoints.ts";

@@ -5,7 +5,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppFollower } from "./relays.ts";
 import type { SessionPod } from "./session-pod.ts";
-import type { ContainerTerminal } from "./terminal.ts";
+import type { ContainerTerminal } from "./container-terminal.ts";
 import { type PodWorkspaceClient, workspaceClient } from "./workspace-client.ts";
 
 export type WatchRuntime = {

@@ -15,7 +15,7 @@ import {
   WorkspaceSnapshotSchema,
   WorkspaceTreeSchema,
 } from "../../contract/wire.ts";
-import type { WorkspaceClient } from "../../sessions/backend.ts";
+import type { WorkspaceClient } from "../../sessions/backend-seam.ts";
 import { WORKSPACE_PORT } from "../specs/watch-pod.ts";
 
 const REQUEST_TIMEOUT_MS = 30_000;

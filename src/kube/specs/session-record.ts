@@ -5,7 +5,7 @@
  * they are in the container spec already, so the record keeps their names only.
  */
 import * as v from "valibot";
-import { parseJsonAs } from "../json.ts";
+import { parseJsonAs } from "../../contract/parse-json.ts";
 import type { V1Pod } from "@kubernetes/client-node";
 import { SESSION_ID_PATTERN } from "../../contract/ids.ts";
 import { PullPolicySchema, ResolvedAppSchema, SessionModeSchema } from "../../contract/wire.ts";

@@ -5,7 +5,7 @@
  * quota from missing RBAC. Logs keep the raw error as the `cause`.
  */
 import * as v from "valibot";
-import { parseJsonAs } from "../json.ts";
+import { parseJsonAs } from "../../contract/parse-json.ts";
 
 /** The fields of a metav1.Status the runner reads; anything may be missing or mistyped. */
 const statusBodySchema = v.looseObject({

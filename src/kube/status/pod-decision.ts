@@ -3,7 +3,7 @@
  * the session stands and the time. Pure; the engine passes the clock in and acts on the answer.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { podFailureMessage } from "./terminal.ts";
+import { podFailureMessage } from "./terminal-status.ts";
 import { podWaitMessage } from "./waiting.ts";
 
 export type SessionPhase =

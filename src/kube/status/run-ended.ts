@@ -4,7 +4,7 @@
  */
 import type { V1ContainerStateTerminated, V1Pod } from "@kubernetes/client-node";
 import { APP_CONTAINER_PREFIX } from "../specs/names.ts";
-import { kubeletEndReason } from "./terminal.ts";
+import { kubeletEndReason } from "./terminal-status.ts";
 
 export interface AppRunEnd {
   /** The app name (container name without `app-`). */

@@ -4,7 +4,7 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { containerStatusesInOrder } from "./container-statuses.ts";
-import { truncateDetail } from "./terminal.ts";
+import { truncateDetail } from "./terminal-status.ts";
 
 /** Waiting reasons by which the kubelet says an image pull is failing or backing off. */
 const PULL_TROUBLE = new Set(["ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"]);

@@ -4,7 +4,7 @@
  * a session end.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { kubeletEndReason, podFailureMessage, type TerminalStatus } from "./terminal.ts";
+import { kubeletEndReason, podFailureMessage, type TerminalStatus } from "./terminal-status.ts";
 
 /**
  * The session's end once its pod has finished; undefined while the pod lives. When the kubelet

@@ -13,10 +13,10 @@ import type { V1Job } from "@kubernetes/client-node";
 import { fetch } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { imageTag } from "../../../src/kube/build/dependency-key.ts";
-import { DockerHubClient } from "../../../src/kube/image-catalog.ts";
+import { DockerHubClient } from "../../../src/kube/images/image-catalog.ts";
 import { buildJobName } from "../../../src/kube/specs/names.ts";
 import { ANNOTATION_PREFIX } from "../../../src/sim/index.ts";
-import { SessionStartError } from "../../../src/sessions/backend.ts";
+import { SessionStartError } from "../../../src/sessions/backend-seam.ts";
 import { useCluster } from "../../sim/helpers.ts";
 import { waitFor } from "../../support/wait.ts";
 import {

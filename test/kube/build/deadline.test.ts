@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { imageTag } from "../../../src/kube/build/dependency-key.ts";
 import { buildJobName } from "../../../src/kube/specs/names.ts";
-import { SessionStartError } from "../../../src/sessions/backend.ts";
+import { SessionStartError } from "../../../src/sessions/backend-seam.ts";
 import { useCluster } from "../../sim/helpers.ts";
 import { appBundle, BUILD_NAMESPACE, buildConfig, ensureInput, newBuilder, progressRecorder } from "./fixtures.ts";
 

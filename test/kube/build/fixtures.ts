@@ -2,9 +2,9 @@
 import { gunzipSync } from "node:zlib";
 import type { BuildConfig } from "../../../src/config/kube.ts";
 import type { RunBundle } from "../../../src/contract/wire.ts";
-import { kubeApi } from "../../../src/kube/api.ts";
-import { startBundleServer } from "../../../src/kube/bundle-server.ts";
-import { BundleStore } from "../../../src/kube/bundle-store.ts";
+import { kubeApi } from "../../../src/kube/cluster/api.ts";
+import { startBundleServer } from "../../../src/kube/bundle/bundle-server.ts";
+import { BundleStore } from "../../../src/kube/bundle/bundle-store.ts";
 import { type EnsureImageInput, ImageBuilder, type ImageBuilderOptions } from "../../../src/kube/build/image-build.ts";
 import { createLogger } from "../../../src/log.ts";
 import type { SimulatedCluster } from "../../../src/sim/index.ts";

@@ -15,7 +15,7 @@ import { gzipSync } from "node:zlib";
 import { fetch } from "undici";
 import { inject } from "vitest";
 import { stringify } from "yaml";
-import { tarArchive } from "../../../src/kube/bundle-archive.ts";
+import { tarArchive } from "../../../src/kube/bundle/bundle-archive.ts";
 import { freePort } from "../../support/ports.ts";
 
 

@@ -4,11 +4,11 @@
 import { ApiException, KubeConfig, type V1Ingress } from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadKubeConfig } from "../../../src/config/kube.ts";
-import { kubeApi, type KubeApi } from "../../../src/kube/api.ts";
+import { kubeApi, type KubeApi } from "../../../src/kube/cluster/api.ts";
 import { resolveRouting } from "../../../src/kube/routing/resolution.ts";
 import { createRouter, probeRoutingSupport } from "../../../src/kube/routing/routing.ts";
 import type { Router } from "../../../src/kube/routing/router.ts";
-import { publishService } from "../../../src/kube/routing/service.ts";
+import { publishService } from "../../../src/kube/routing/publish-service.ts";
 import { apiReason } from "../../../src/kube/status/api-error.ts";
 import { httpRouteUnclaimedReason, ingressUnclaimedReason } from "../../../src/kube/status/route-health.ts";
 import { createLogger } from "../../../src/log.ts";

@@ -12,7 +12,7 @@ import { sessionHttpRoutes } from "../../../src/kube/specs/http-route.ts";
 import { sessionIngress } from "../../../src/kube/specs/ingress.ts";
 import { poolPod } from "../../../src/kube/specs/pool-pod.ts";
 import { runPod } from "../../../src/kube/specs/run-pod.ts";
-import { sessionService } from "../../../src/kube/specs/service.ts";
+import { sessionService } from "../../../src/kube/specs/session-service.ts";
 import { watchPod } from "../../../src/kube/specs/watch-pod.ts";
 import { workspaceConfigMap } from "../../../src/kube/specs/workspace-configmap.ts";
 import { APP_LIMITS, CREATED_AT, FULL_SETTINGS, PLAIN_SETTINGS, RUN_LIMITS, runSession, SESSION_ID } from "../fixtures.ts";

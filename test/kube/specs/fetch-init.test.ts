@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bundleArchive } from "../../../src/kube/bundle-archive.ts";
+import { bundleArchive } from "../../../src/kube/bundle/bundle-archive.ts";
 import { fetchInitContainer } from "../../../src/kube/specs/fetch-init.ts";
 
 const scratchDirs: string[] = [];

@@ -1,7 +1,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { replacementOf, serviceReplacement } from "../../../src/kube/specs/replacement.ts";
-import { sessionService } from "../../../src/kube/specs/service.ts";
+import { sessionService } from "../../../src/kube/specs/session-service.ts";
 import { sessionHttpRoutes } from "../../../src/kube/specs/http-route.ts";
 import { expectSchemaValid, SESSION_ID } from "../fixtures.ts";
 

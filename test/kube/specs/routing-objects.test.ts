@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PortMapping } from "../../../src/contract/wire.ts";
 import { sessionHttpRoutes, type HttpRouteInput } from "../../../src/kube/specs/http-route.ts";
 import { sessionIngress, type IngressInput } from "../../../src/kube/specs/ingress.ts";
-import { sessionService } from "../../../src/kube/specs/service.ts";
+import { sessionService } from "../../../src/kube/specs/session-service.ts";
 import { expectSchemaValid, SESSION_ID } from "../fixtures.ts";
 
 const OWNER = { name: `telo-run-${SESSION_ID}`, uid: "5f0c7a52-1d2e-4a8b-9c3d-0e1f2a3b4c5d" };

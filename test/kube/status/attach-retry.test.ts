@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ATTACH_ATTEMPTS, attachRetryPause } from "../../../src/kube/status/attach-retry.ts";
+import { ATTACH_ATTEMPTS, attachRetryPause } from "../../../src/kube/retry/attach-retry.ts";
 
 const apiError = (code: number) => Object.assign(new Error(`attach refused with HTTP ${code}`), { code });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { COLLECT_ATTEMPTS, collectRetryPause } from "../../../src/kube/status/collect-retry.ts";
+import { COLLECT_ATTEMPTS, collectRetryPause } from "../../../src/kube/retry/collect-retry.ts";
 
 const apiError = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CREATE_ATTEMPTS, createRetryPause } from "../../../src/kube/status/create-retry.ts";
+import { CREATE_ATTEMPTS, createRetryPause } from "../../../src/kube/retry/create-retry.ts";
 
 const NOW = 1_000_000;
 const FAR = NOW + 120_000;

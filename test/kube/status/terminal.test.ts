@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { podFailureMessage, terminalStatus, truncateDetail } from "../../../src/kube/status/terminal.ts";
+import { podFailureMessage, terminalStatus, truncateDetail } from "../../../src/kube/status/terminal-status.ts";
 import { containerStatus, pod, RUNNING, terminated, waiting } from "./pods.ts";
 
 describe("terminalStatus", () => {

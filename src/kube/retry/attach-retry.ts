@@ -5,7 +5,7 @@
  * bounded number of times. Anything else (400, 404: the container or its pod is no more) is
  * final at once. The caller also stops as soon as the container has ended.
  */
-import { httpStatusOf } from "./api-error.ts";
+import { httpStatusOf } from "../status/api-error.ts";
 
 export const ATTACH_ATTEMPTS = 10;
 const LONGEST_PAUSE_FACTOR = 8;

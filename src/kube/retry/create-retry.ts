@@ -3,7 +3,7 @@
  * apiserver's passing trouble, so the create is retried with a doubling pause, a bounded number
  * of times, and never past the start deadline. Anything else (403 quota, 422) is final.
  */
-import { httpStatusOf } from "./api-error.ts";
+import { httpStatusOf } from "../status/api-error.ts";
 
 export const CREATE_ATTEMPTS = 5;
 const FIRST_PAUSE_MS = 250;

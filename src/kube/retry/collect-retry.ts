@@ -4,7 +4,7 @@
  * supervisor's boot (found by the chaos run, issue 11). A 429, a 5xx or no answer at all (a
  * refused connection, the call deadline) is passing trouble; any other refusal is final.
  */
-import { httpStatusOf } from "./api-error.ts";
+import { httpStatusOf } from "../status/api-error.ts";
 
 export const COLLECT_ATTEMPTS = 8;
 const FIRST_PAUSE_MS = 500;

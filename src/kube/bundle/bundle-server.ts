@@ -5,9 +5,9 @@
  */
 import { type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { listen } from "../launch/listen.ts";
+import { listen } from "../../launch/listen.ts";
 import type { BundleStore } from "./bundle-store.ts";
-import type { PoolClaims } from "./pool-claims.ts";
+import type { PoolClaims } from "../pool/pool-claims.ts";
 
 const NOT_FOUND = '{"error":"not_found"}';
 

@@ -5,7 +5,7 @@
  * through an injected `fetch`, and the refresh cadence belongs to its caller.
  */
 import * as v from "valibot";
-import type { BaseImageCatalogConfig } from "../config/kube.ts";
+import type { BaseImageCatalogConfig } from "../../config/kube.ts";
 
 export type TagFilter = BaseImageCatalogConfig["filter"];
 

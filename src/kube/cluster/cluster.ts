@@ -4,9 +4,9 @@
  * `npm start` brings up the embedded simulated cluster and says so.
  */
 import { KubeConfig } from "@kubernetes/client-node";
-import type { ClusterSource } from "../config/cluster-source.ts";
+import type { ClusterSource } from "../../config/cluster-source.ts";
 
-export type { ClusterSource } from "../config/cluster-source.ts";
+export type { ClusterSource } from "../../config/cluster-source.ts";
 
 /** The client of the configured cluster (src/config/cluster-source.ts says which), or undefined when none is. */
 export function configuredCluster(source: ClusterSource | undefined): { kubeConfig: KubeConfig; source: ClusterSource } | undefined {

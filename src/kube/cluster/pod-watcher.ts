@@ -10,11 +10,11 @@
  * The cache keeps each pod trimmed to the fields the supervisor reads (pod-trim.ts).
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import type { Logger } from "../log.ts";
-import { podWatchRestarted } from "../metrics/figures.ts";
+import type { Logger } from "../../log.ts";
+import { podWatchRestarted } from "../../metrics/figures.ts";
 import type { KubeApi } from "./api.ts";
 import { trimPod } from "./pod-trim.ts";
-import { httpStatusOf } from "./status/api-error.ts";
+import { httpStatusOf } from "../status/api-error.ts";
 
 export type PodListener = (pod: V1Pod | undefined) => void;
 

@@ -3,8 +3,8 @@
  * restart would not help; `/v1/ready` says it can serve sessions, which needs the supervisor,
  * so a Service sends no traffic to a pod whose supervisor is down or still re-adopting.
  */
-import type { SupervisorClient } from "../internal/client.ts";
-import { routes } from "../contract/routes.ts";
+import type { SupervisorClient } from "../src/internal/client.ts";
+import { routes } from "../src/contract/routes.ts";
 
 export type Readiness = { ready: true } | { ready: false; error: "supervisor_unavailable"; message: string };
 

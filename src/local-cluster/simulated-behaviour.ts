@@ -15,8 +15,8 @@
  * since a warm pool pod declares none.
  */
 import * as v from "valibot";
-import type { StartSpec } from "../sessions/backend.ts";
-import { appContainerName } from "./specs/names.ts";
+import type { StartSpec } from "../sessions/backend-seam.ts";
+import { appContainerName } from "../kube/specs/names.ts";
 
 /** The simulator reads its annotations under this prefix (src/sim/behaviour.ts). */
 const SIMULATOR_ANNOTATION_PREFIX = "sim.k8s-runner.dev/";

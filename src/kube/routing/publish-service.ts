@@ -1,10 +1,10 @@
 /** The session Service (kubernetes.md §4.6, §6.2), owned by the session pod. */
 import type { PortMapping } from "../../contract/wire.ts";
-import type { KubeApi } from "../api.ts";
+import type { KubeApi } from "../cluster/api.ts";
 import { serviceName } from "../specs/names.ts";
 import type { OwnerPod } from "../specs/owner.ts";
 import { serviceReplacement } from "../specs/replacement.ts";
-import { sessionService } from "../specs/service.ts";
+import { sessionService } from "../specs/session-service.ts";
 import { createOrReplace, timed } from "./calls.ts";
 
 export interface ServicePublishInput {

@@ -11,7 +11,7 @@ import {
   NetworkingV1Api,
   Watch,
 } from "@kubernetes/client-node";
-import { countedApiClient } from "../metrics/kube-client.ts";
+import { countedApiClient } from "../../metrics/kube-client.ts";
 import { reusingConnections } from "./connection-reuse.ts";
 
 export type KubeApi = {

@@ -5,8 +5,8 @@
  * the process-level tests and the benchmarks all start their cluster through here.
  */
 import { CoreV1Api } from "@kubernetes/client-node";
-import { loadLocalClusterLayout } from "./config/kube.ts";
-import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "./sim/index.ts";
+import { loadLocalClusterLayout } from "../config/kube.ts";
+import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "../sim/index.ts";
 
 export type LocalCluster = {
   cluster: SimulatedCluster;

@@ -5,11 +5,11 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { setTimeout as sleep } from "node:timers/promises";
-import { SessionStartError } from "../../sessions/backend.ts";
-import { withDeadline } from "../api.ts";
+import { SessionStartError } from "../../sessions/backend-seam.ts";
+import { withDeadline } from "./api.ts";
 import type { KubeContext } from "../context.ts";
 import { apiReason, isConflict, isNotFound } from "../status/api-error.ts";
-import { createRetryPause } from "../status/create-retry.ts";
+import { createRetryPause } from "../retry/create-retry.ts";
 
 export const CALL_DEADLINE_MS = 30_000;
 

@@ -7,11 +7,11 @@
  * (issue 9, relist after the apiserver restarts).
  */
 import type { ByteStreamTag } from "../../contract/wire.ts";
-import { withDeadline } from "../api.ts";
+import { withDeadline } from "../cluster/api.ts";
 import type { KubeContext } from "../context.ts";
 import { type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
-import { attachRetryPause } from "../status/attach-retry.ts";
+import { attachRetryPause } from "../retry/attach-retry.ts";
 import { OutputJoiner } from "./output-joiner.ts";
 import { overlapLength } from "./overlap.ts";
 

@@ -1,13 +1,13 @@
 /**
  * The content-addressed workspace-app ConfigMap every watch pod mounts (kubernetes.md §4.1).
  */
-import { SessionStartError } from "../../sessions/backend.ts";
-import { withDeadline } from "../api.ts";
+import { SessionStartError } from "../../sessions/backend-seam.ts";
+import { withDeadline } from "../cluster/api.ts";
 import type { KubeContext } from "../context.ts";
 import { workspaceConfigMap } from "../specs/workspace-configmap.ts";
 import { apiFailureMessage, isConflict, isNotFound } from "../status/api-error.ts";
 import { WORKSPACE_APP_MANIFEST } from "../workspace-app/manifest.ts";
-import { CALL_DEADLINE_MS } from "./pod-calls.ts";
+import { CALL_DEADLINE_MS } from "../cluster/pod-calls.ts";
 
 /** Read → present → done; 404 → create, where a 409 means a concurrent creator wrote the same bytes. Never updated. */
 export async function ensureWorkspaceConfigMap(ctx: KubeContext): Promise<void> {

@@ -3,8 +3,8 @@
  * then periodically; a failed refresh keeps the previous list, and before the first success
  * only the default image is offered.
  */
-import type { BaseImageCatalogConfig } from "../config/kube.ts";
-import type { Logger } from "../log.ts";
+import type { BaseImageCatalogConfig } from "../../config/kube.ts";
+import type { Logger } from "../../log.ts";
 import { type DockerHubClient, offeredImages, selectTags } from "./image-catalog.ts";
 
 export class ImagePicker {

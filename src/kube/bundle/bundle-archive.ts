@@ -6,8 +6,8 @@
  */
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
-import { invalidPathMessage, normaliseRelativePath } from "../contract/paths.ts";
-import type { BundleFile } from "../contract/wire.ts";
+import { invalidPathMessage, normaliseRelativePath } from "../../contract/paths.ts";
+import type { BundleFile } from "../../contract/wire.ts";
 
 const gzipAsync = promisify(gzip);
 
