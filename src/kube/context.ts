@@ -39,8 +39,11 @@ export type KubeContext = {
   builder: ImageBuilder | undefined;
   log: Logger;
   timings: KubeTimings;
-  /** Extra pod annotations for a session (the embedded simulated cluster's behaviour knobs). */
-  podAnnotations: (spec: StartSpec) => Record<string, string>;
+  /**
+   * Annotations added to a session's pods, chosen by whoever wires the backend (none against a
+   * real cluster); the backend passes them on without reading them.
+   */
+  extraPodAnnotations: (spec: StartSpec) => Record<string, string>;
 };
 
 /** `"\r\n[runner] <text>\r\n"`: how the runner speaks on a session's terminal (kubernetes.md §0). */

@@ -82,7 +82,7 @@ const backend = createKubeBackend(
       : undefined,
     log,
     timings: { ...DEFAULT_KUBE_TIMINGS, startDeadlineMs: kube.startDeadlineMs },
-    podAnnotations: kube.simulatedCluster ? simulatedBehaviourAnnotations : () => ({}),
+    extraPodAnnotations: kube.simulatedCluster ? simulatedBehaviourAnnotations : () => ({}),
   },
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );

@@ -39,7 +39,7 @@ describe("the backend's probe", () => {
         builder: undefined,
         log,
         timings: DEFAULT_KUBE_TIMINGS,
-        podAnnotations: () => ({}),
+        extraPodAnnotations: () => ({}),
       },
       { picker: undefined, catalog: new Map(), watchTtlSeconds: 600 },
     );

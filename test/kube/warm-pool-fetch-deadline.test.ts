@@ -92,7 +92,7 @@ describe("a claimed pool pod that never fetches its bundle", () => {
         builder: undefined,
         log,
         timings: { ...DEFAULT_KUBE_TIMINGS, claimFetchDeadlineMs: FETCH_DEADLINE_MS },
-        podAnnotations: simulatedBehaviourAnnotations,
+        extraPodAnnotations: simulatedBehaviourAnnotations,
       },
       { picker: undefined, catalog: new Map(), watchTtlSeconds: 600 },
     );

@@ -97,7 +97,7 @@ describe("watch session pod watch", () => {
       builder: undefined,
       log,
       timings: DEFAULT_KUBE_TIMINGS,
-      podAnnotations: simulatedBehaviourAnnotations,
+      extraPodAnnotations: simulatedBehaviourAnnotations,
     };
   });
   afterAll(async () => {

@@ -101,7 +101,7 @@ export class RunSession {
       return await this.#pool.claim({
         spec: this.#spec,
         facts: sessionFacts(this.#spec),
-        annotations: this.#ctx.podAnnotations(this.#spec),
+        annotations: this.#ctx.extraPodAnnotations(this.#spec),
         stageBundle: () => this.#stageBundle(),
         onUnfetched: (message) => void this.#finish({ kind: "failed", message }),
       });
@@ -159,7 +159,7 @@ export class RunSession {
           ...(await this.#builtImage()),
           bundleUrl: await this.#stageBundle(),
         });
-    const extra = this.#ctx.podAnnotations(this.#spec);
+    const extra = this.#ctx.extraPodAnnotations(this.#spec);
     pod.metadata!.annotations = { ...pod.metadata!.annotations, ...extra };
     return pod;
   }

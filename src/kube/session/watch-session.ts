@@ -159,7 +159,7 @@ export class WatchSession {
       workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST),
       ...(this.#spec.agent && { agent: this.#spec.agent }),
     });
-    pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.podAnnotations(spec) };
+    pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.extraPodAnnotations(spec) };
     return pod;
   }
 
