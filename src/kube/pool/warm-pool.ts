@@ -37,7 +37,7 @@ const MAX_RETRY_MS = 30_000;
 export interface ClaimRequest {
   spec: StartSpec;
   facts: SessionFacts;
-  /** Extra annotations of the session's pod (the simulated cluster's behaviour knobs). */
+  /** Extra annotations of the session's pod, as the backend's wiring provides them. */
   annotations: Record<string, string>;
   /** Stages the session's bundle; its single-use URL. */
   stageBundle(): Promise<string>;

@@ -158,7 +158,7 @@ export const UNDELIVERABLE_CLAIM = "echo '[runner] this session was claimed by a
 export interface ClaimInputPod extends Pick<RunPodInput, "session" | "settings" | "env"> {
   /** The pool pod as the apiserver last answered it: its resourceVersion is the claim's precondition. */
   pod: V1Pod;
-  /** Extra annotations (the simulated cluster's behaviour knobs). */
+  /** Extra annotations, as the backend's wiring provides them. */
   annotations: Record<string, string>;
   ttlSeconds: number;
   now: number;
