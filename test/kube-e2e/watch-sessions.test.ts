@@ -10,7 +10,7 @@
  * Not covered here because the simulator cannot script them yet: stderr bytes after the attach
  * (the simulated container prints only at its start, before any attach), and a reload that
  * declares different ports (the simulated kernel always declares the container's spec ports;
- * test/kube/watch-session.test.ts covers that path with a stand-in kernel inspector).
+ * test/kube/session/watch-session.test.ts covers that path with a stand-in kernel inspector).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/contract/wire.ts";

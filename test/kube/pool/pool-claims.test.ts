@@ -3,9 +3,9 @@
  * its claim once, "not yet" after the hold, nothing for a wrong pod or token.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BundleStore } from "../../src/kube/bundle/bundle-store.ts";
-import { startBundleServer } from "../../src/kube/bundle/bundle-server.ts";
-import { PoolClaims } from "../../src/kube/pool/pool-claims.ts";
+import { BundleStore } from "../../../src/kube/bundle/bundle-store.ts";
+import { startBundleServer } from "../../../src/kube/bundle/bundle-server.ts";
+import { PoolClaims } from "../../../src/kube/pool/pool-claims.ts";
 
 describe("the claim route", () => {
   let listener: Awaited<ReturnType<typeof startBundleServer>>;

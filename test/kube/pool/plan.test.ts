@@ -1,7 +1,7 @@
 /** The warm pool's decisions (src/kube/pool/plan.ts): which sessions it serves, what it does now. */
 import { describe, expect, it } from "vitest";
-import { coldReason, planPool, type PoolPodView } from "../../src/kube/pool/plan.ts";
-import type { StartSpec } from "../../src/sessions/backend-seam.ts";
+import { coldReason, planPool, type PoolPodView } from "../../../src/kube/pool/plan.ts";
+import type { StartSpec } from "../../../src/sessions/backend-seam.ts";
 
 function spec(overrides: Partial<StartSpec> = {}): StartSpec {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planPortChange, routedPorts } from "../../src/kube/session/port-changes.ts";
+import { planPortChange, routedPorts } from "../../../src/kube/session/port-changes.ts";
 
 const tcp = (port: number) => ({ port, protocol: "tcp" as const });
 const udp = (port: number) => ({ port, protocol: "udp" as const });

@@ -4,10 +4,10 @@
  * a watch pod gets, and the shipped workspace-app manifest (contract.md §8.5).
  */
 import { describe, expect, it } from "vitest";
-import { simulatedBehaviourAnnotations } from "../../src/local-cluster/simulated-behaviour.ts";
-import { workspaceConfigMapName } from "../../src/kube/specs/names.ts";
-import { declaredPorts, endpointReport } from "../../src/kube/session/declared-ports.ts";
-import { WORKSPACE_APP_MANIFEST } from "../../src/kube/workspace-app/manifest.ts";
+import { simulatedBehaviourAnnotations } from "../../../src/local-cluster/simulated-behaviour.ts";
+import { workspaceConfigMapName } from "../../../src/kube/specs/names.ts";
+import { declaredPorts, endpointReport } from "../../../src/kube/session/declared-ports.ts";
+import { WORKSPACE_APP_MANIFEST } from "../../../src/kube/workspace-app/manifest.ts";
 import { parse } from "yaml";
 
 describe("declaredPorts", () => {

@@ -7,20 +7,20 @@
  */
 import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadKubeConfig } from "../../src/config/kube.ts";
-import type { ResolvedApp } from "../../src/contract/wire.ts";
-import { createLogger } from "../../src/log.ts";
-import type { BackendCallbacks, StartSpec, Workload } from "../../src/sessions/backend-seam.ts";
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/index.ts";
-import { kubeApi } from "../../src/kube/cluster/api.ts";
-import { BundleStore } from "../../src/kube/bundle/bundle-store.ts";
-import { DEFAULT_KUBE_TIMINGS, type KubeContext } from "../../src/kube/context.ts";
-import { PodWatcher } from "../../src/kube/cluster/pod-watcher.ts";
-import { simulatedBehaviourAnnotations } from "../../src/local-cluster/simulated-behaviour.ts";
-import { managedBySelector } from "../../src/kube/specs/names.ts";
-import { WatchSession } from "../../src/kube/session/watch-session.ts";
-import { ensureWorkspaceConfigMap } from "../../src/kube/session/ensure-workspace-configmap.ts";
-import { waitFor } from "../support/wait.ts";
+import { loadKubeConfig } from "../../../src/config/kube.ts";
+import type { ResolvedApp } from "../../../src/contract/wire.ts";
+import { createLogger } from "../../../src/log.ts";
+import type { BackendCallbacks, StartSpec, Workload } from "../../../src/sessions/backend-seam.ts";
+import { type SimulatedCluster, startSimulatedCluster } from "../../../src/sim/index.ts";
+import { kubeApi } from "../../../src/kube/cluster/api.ts";
+import { BundleStore } from "../../../src/kube/bundle/bundle-store.ts";
+import { DEFAULT_KUBE_TIMINGS, type KubeContext } from "../../../src/kube/context.ts";
+import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
+import { simulatedBehaviourAnnotations } from "../../../src/local-cluster/simulated-behaviour.ts";
+import { managedBySelector } from "../../../src/kube/specs/names.ts";
+import { WatchSession } from "../../../src/kube/session/watch-session.ts";
+import { ensureWorkspaceConfigMap } from "../../../src/kube/session/ensure-workspace-configmap.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const NAMESPACE = "telo-sessions";
 

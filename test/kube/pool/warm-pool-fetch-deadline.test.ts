@@ -6,23 +6,23 @@
  * the pod goes, the pool refills, and the bundle was never served.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadKubeConfig } from "../../src/config/kube.ts";
-import { kubeApi } from "../../src/kube/cluster/api.ts";
-import { createKubeBackend } from "../../src/kube/backend.ts";
-import { BundleStore } from "../../src/kube/bundle/bundle-store.ts";
-import { startBundleServer } from "../../src/kube/bundle/bundle-server.ts";
-import { DEFAULT_KUBE_TIMINGS } from "../../src/kube/context.ts";
-import { PodWatcher } from "../../src/kube/cluster/pod-watcher.ts";
-import { PoolClaims } from "../../src/kube/pool/pool-claims.ts";
-import { simulatedBehaviourAnnotations } from "../../src/local-cluster/simulated-behaviour.ts";
-import { LABEL, managedBySelector } from "../../src/kube/specs/names.ts";
-import { claimUnfetchedMessage } from "../../src/kube/status/pool-claim.ts";
-import { startLocalCluster } from "../../src/local-cluster/index.ts";
-import { createLogger } from "../../src/log.ts";
-import type { Backend, BackendCallbacks, StartSpec } from "../../src/sessions/backend-seam.ts";
-import type { SimulatedCluster } from "../../src/sim/index.ts";
-import { freePort } from "../support/ports.ts";
-import { waitFor } from "../support/wait.ts";
+import { loadKubeConfig } from "../../../src/config/kube.ts";
+import { kubeApi } from "../../../src/kube/cluster/api.ts";
+import { createKubeBackend } from "../../../src/kube/backend.ts";
+import { BundleStore } from "../../../src/kube/bundle/bundle-store.ts";
+import { startBundleServer } from "../../../src/kube/bundle/bundle-server.ts";
+import { DEFAULT_KUBE_TIMINGS } from "../../../src/kube/context.ts";
+import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
+import { PoolClaims } from "../../../src/kube/pool/pool-claims.ts";
+import { simulatedBehaviourAnnotations } from "../../../src/local-cluster/simulated-behaviour.ts";
+import { LABEL, managedBySelector } from "../../../src/kube/specs/names.ts";
+import { claimUnfetchedMessage } from "../../../src/kube/status/pool-claim.ts";
+import { startLocalCluster } from "../../../src/local-cluster/index.ts";
+import { createLogger } from "../../../src/log.ts";
+import type { Backend, BackendCallbacks, StartSpec } from "../../../src/sessions/backend-seam.ts";
+import type { SimulatedCluster } from "../../../src/sim/index.ts";
+import { freePort } from "../../support/ports.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const NAMESPACE = "telo-sessions";
 const FETCH_DEADLINE_MS = 1_500;

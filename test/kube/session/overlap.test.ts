@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { overlapLength } from "../../src/kube/session/overlap.ts";
+import { overlapLength } from "../../../src/kube/session/overlap.ts";
 
 const b = (text: string) => Buffer.from(text);
 

@@ -3,7 +3,7 @@
  * pass leaves as one chunk per run of a stream, every byte in order, once the pass is over.
  */
 import { describe, expect, it } from "vitest";
-import { OutputJoiner, type OutputStream } from "../../src/kube/session/output-joiner.ts";
+import { OutputJoiner, type OutputStream } from "../../../src/kube/session/output-joiner.ts";
 
 function collector() {
   const delivered: { text: string; stream: OutputStream }[] = [];

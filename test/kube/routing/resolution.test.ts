@@ -1,13 +1,13 @@
 import { ApiException, type V1APIGroup, type V1IngressClass } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import type { RoutingConfig } from "../../src/config/kube.ts";
+import type { RoutingConfig } from "../../../src/config/kube.ts";
 import {
   gatewayApiVersion,
   resolveRouting,
   routingLogEntry,
   routingNeedsProbe,
   type RoutingProbe,
-} from "../../src/kube/routing/resolution.ts";
+} from "../../../src/kube/routing/resolution.ts";
 
 const CONFIG: RoutingConfig = {
   mode: "auto",

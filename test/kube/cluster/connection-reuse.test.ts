@@ -8,9 +8,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { kubeApi } from "../../src/kube/cluster/api.ts";
-import { countedApiClient } from "../../src/metrics/kube-client.ts";
-import { waitFor } from "../support/wait.ts";
+import { kubeApi } from "../../../src/kube/cluster/api.ts";
+import { countedApiClient } from "../../../src/metrics/kube-client.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const EMPTY_POD_LIST = JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: { resourceVersion: "1" }, items: [] });
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { BundleArchiveError, bundleArchive, tarArchive } from "../../src/kube/bundle/bundle-archive.ts";
+import { BundleArchiveError, bundleArchive, tarArchive } from "../../../src/kube/bundle/bundle-archive.ts";
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff]);
 

@@ -9,7 +9,7 @@ import {
   selectTags,
   tagPasses,
   type TagFilter,
-} from "../../src/kube/images/image-catalog.ts";
+} from "../../../src/kube/images/image-catalog.ts";
 
 const DEFAULT_FILTER: TagFilter = { pinnedOnly: true, excludeSha: true, excludePrerelease: true, include: [], exclude: [] };
 const NO_FILTER: TagFilter = { pinnedOnly: false, excludeSha: false, excludePrerelease: false, include: [], exclude: [] };

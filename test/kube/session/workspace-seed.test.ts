@@ -6,7 +6,7 @@ import {
   touchChangeSet,
   WORKSPACE_MARKER,
   WORKSPACE_MARKER_PATH,
-} from "../../src/kube/session/workspace-seed.ts";
+} from "../../../src/kube/session/workspace-seed.ts";
 
 describe("seedChangeSet", () => {
   it("writes every bundle file, utf8 unless said otherwise, and adds the marker", () => {

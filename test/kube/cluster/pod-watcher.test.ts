@@ -4,11 +4,11 @@
  * instead of listing and watching again at once, and the watch recovers once it is served.
  */
 import { describe, expect, it } from "vitest";
-import { kubeApi } from "../../src/kube/cluster/api.ts";
-import { PodWatcher } from "../../src/kube/cluster/pod-watcher.ts";
-import { createLogger } from "../../src/log.ts";
-import { freshNamespace, pod, useCluster } from "../sim/helpers.ts";
-import { waitFor } from "../support/wait.ts";
+import { kubeApi } from "../../../src/kube/cluster/api.ts";
+import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
+import { createLogger } from "../../../src/log.ts";
+import { freshNamespace, pod, useCluster } from "../../sim/helpers.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const c = useCluster();
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { BundleFile } from "../../src/contract/wire.ts";
-import { extractDependencyKey, imageTag } from "../../src/kube/build/dependency-key.ts";
+import type { BundleFile } from "../../../src/contract/wire.ts";
+import { extractDependencyKey, imageTag } from "../../../src/kube/build/dependency-key.ts";
 
 const APP = `kind: Telo.Application
 metadata:

@@ -8,7 +8,7 @@ import {
   parseBearerChallenge,
   registryHost,
   tokenRequestUrl,
-} from "../../src/kube/build/registry-auth.ts";
+} from "../../../src/kube/build/registry-auth.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 
