@@ -11,12 +11,13 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
+import { accessPattern } from "../src/contract/routes.ts";
 import { SlidingWindowLimit } from "./rate-limit.ts";
 
-/** Probes reach these without a token: liveness and readiness say nothing about sessions. */
-const OPEN_PATHS = /\/v1\/(health|ready)$/;
-const STREAM_PATHS = /\/v1\/sessions\/[^/]+\/(events|io)$/;
-const CREATE_PATHS = /\/v1\/(sessions|apps\/[^/]+\/sessions)$/;
+/** The route table's access classes (`AccessClass`), as paths. */
+const OPEN_PATHS = accessPattern("open");
+const STREAM_PATHS = accessPattern("stream");
+const CREATE_PATHS = accessPattern("creates");
 const MINUTE_MS = 60_000;
 
 export function originGuard(allowed: string[] | undefined): MiddlewareHandler {

@@ -1,6 +1,6 @@
 import type { Context, Handler } from "hono";
-import { paramNames, type RouteSpec } from "../src/contract/routes.ts";
-import { type HandlerDeps, acceptedTermsHeader, readBody, rejectBody } from "./support.ts";
+import { paramNames, type RouteSpec, TERMS_HEADER } from "../src/contract/routes.ts";
+import { type HandlerDeps, readBody, rejectBody } from "./support.ts";
 
 /**
  * A relayed route of the table: the body validated here with the route's schema, then the
@@ -18,7 +18,7 @@ export const relayed = (deps: HandlerDeps, route: RouteSpec): Handler => async (
     params: Object.fromEntries(paramNames(route.path).map((name) => [name, c.req.param(name) ?? ""])),
     query: Object.fromEntries((route.query ?? []).map((name) => [name, c.req.query(name)])),
     body,
-    acceptedTerms: c.req.header(acceptedTermsHeader),
+    acceptedTerms: c.req.header(TERMS_HEADER),
   });
   if (route.status === 204) return c.body(null, 204);
   return c.json(answer as object, route.status);

@@ -55,4 +55,3 @@ export function rejectBody(c: Context, parse: { ok: false; body: { statusCode: n
   return c.json(parse.body, parse.body.statusCode as 400);
 }
 
-export const acceptedTermsHeader = "x-telo-accepted-terms";

@@ -10,6 +10,7 @@ import {
   type RouteBodyInput,
   type RouteSpec,
   type Routes,
+  TERMS_HEADER,
   V1_PREFIX,
   pathOf,
   queryOf,
@@ -29,7 +30,7 @@ export type TerminalFrame =
   | { kind: "control"; message: { type: string; [key: string]: unknown } };
 
 export type RunnerClientOptions = {
-  /** Sent as x-telo-accepted-terms on session creation. */
+  /** Sent in the terms header (`TERMS_HEADER`) on session creation. */
   acceptedTerms?: string;
   /** Extra headers on every HTTP request (e.g. Origin). */
   headers?: Record<string, string>;
@@ -157,7 +158,7 @@ export class RunnerClient {
   }
 
   #termsHeader(): Record<string, string> {
-    return this.options.acceptedTerms !== undefined ? { "x-telo-accepted-terms": this.options.acceptedTerms } : {};
+    return this.options.acceptedTerms !== undefined ? { [TERMS_HEADER]: this.options.acceptedTerms } : {};
   }
 
   async #call<R extends RouteSpec>(route: R, call: Call = {}): Promise<RouteAnswer<R>> {

@@ -8,7 +8,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { ErrorBodySchema, RunEventSchema, TermsSchema } from "./wire.ts";
 import { FrameworkErrorBodySchema } from "./responses.ts";
-import { type RouteSpec, V1_PREFIX, paramNames, routes } from "./routes.ts";
+import { type RouteSpec, TERMS_HEADER, V1_PREFIX, paramNames, routes } from "./routes.ts";
 
 type JsonObject = Record<string, unknown>;
 
@@ -48,7 +48,7 @@ function operation(name: string, spec: RouteSpec): JsonObject {
   const parameters = [
     ...paramNames(spec.path).map((param) => ({ name: param, in: "path", required: true, schema: { type: "string" } })),
     ...(spec.query ?? []).map((param) => ({ name: param, in: "query", required: false, schema: { type: "string" } })),
-    ...(spec.terms ? [{ name: "x-telo-accepted-terms", in: "header", required: false, schema: { type: "string" } }] : []),
+    ...(spec.terms ? [{ name: TERMS_HEADER, in: "header", required: false, schema: { type: "string" } }] : []),
   ];
   return {
     operationId: name,

@@ -41,6 +41,17 @@ export type Method = "GET" | "POST" | "PUT" | "DELETE";
  */
 export type RouteKind = "api" | "relayed" | "events" | "terminal" | "internal";
 
+/**
+ * Who may call a route (README "Security"). `open`: no token, since liveness and readiness say
+ * nothing about sessions. `stream`: the token may come as `?access_token=`, since browsers set no
+ * headers on an EventSource or a WebSocket. `creates`: starts a session, so it counts against the
+ * per-client creation limit. Absent: a bearer token in the `authorization` header.
+ */
+export type AccessClass = "open" | "stream" | "creates";
+
+/** The header carrying the terms version a client accepted (README "Terms"). */
+export const TERMS_HEADER = "x-telo-accepted-terms";
+
 export type RouteSpec = {
   method: Method;
   /** Below `/v1` (and `/internal`); `:name` marks a path parameter. */
@@ -54,14 +65,15 @@ export type RouteSpec = {
   status: 200 | 201 | 202 | 204;
   /** Query parameters passed through as they came. */
   query?: readonly string[];
-  /** Forwards the `x-telo-accepted-terms` header (contract.md §3.5). */
+  /** Forwards the terms header (`TERMS_HEADER`). */
   terms?: true;
+  access?: AccessClass;
 };
 
 const route = <const R extends RouteSpec>(spec: R): R => spec;
 
 export const routes = {
-  health: route({ method: "GET", path: "/health", kind: "api", summary: "Liveness of the api process", response: HealthSchema, status: 200 }),
+  health: route({ method: "GET", path: "/health", kind: "api", summary: "Liveness of the api process", response: HealthSchema, status: 200, access: "open" }),
   ready: route({
     method: "GET",
     path: "/ready",
@@ -69,6 +81,7 @@ export const routes = {
     summary: "Readiness: the supervisor is reachable (503 while it is not)",
     response: ReadySchema,
     status: 200,
+    access: "open",
   }),
   openApi: route({
     method: "GET",
@@ -104,6 +117,7 @@ export const routes = {
     response: CreatedSessionSchema,
     status: 201,
     terms: true,
+    access: "creates",
   }),
   createAppSession: route({
     method: "POST",
@@ -114,6 +128,7 @@ export const routes = {
     response: CreatedSessionSchema,
     status: 201,
     terms: true,
+    access: "creates",
   }),
   getSession: route({
     method: "GET",
@@ -128,6 +143,7 @@ export const routes = {
     method: "GET",
     path: "/sessions/:id/events",
     kind: "events",
+    access: "stream",
     summary: "The session's events (Server-Sent Events)",
     status: 200,
     query: ["lastEventId"],
@@ -136,6 +152,7 @@ export const routes = {
     method: "GET",
     path: "/sessions/:id/io",
     kind: "terminal",
+    access: "stream",
     summary: "The terminal (WebSocket)",
     status: 200,
     query: ["app", "lastSeq"],
@@ -241,6 +258,18 @@ export const V1_PREFIX = "/v1";
 export const INTERNAL_PREFIX = "/internal";
 
 /** The parameter names of a path, in order. */
+/**
+ * The `/v1` paths of one access class's routes, matched at a request path's end (the routes may
+ * be mounted under a prefix), whatever the method.
+ */
+export function accessPattern(access: AccessClass): RegExp {
+  const specs: RouteSpec[] = Object.values(routes);
+  const paths = specs
+    .filter((spec) => spec.access === access)
+    .map((spec) => `${V1_PREFIX}${spec.path}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:\w+/g, "[^/]+"));
+  return new RegExp(`(?:${[...new Set(paths)].join("|")})$`);
+}
+
 export function paramNames(path: string): string[] {
   return path.split("/").filter((part) => part.startsWith(":")).map((part) => part.slice(1));
 }

@@ -8,7 +8,7 @@
 import type { Duplex, Readable } from "node:stream";
 import { Pool } from "undici";
 import { RunnerError, errorBodyOf } from "../contract/problem.ts";
-import { INTERNAL_PREFIX, type RouteAnswer, type RouteSpec, pathOf, queryOf, routes } from "../contract/routes.ts";
+import { INTERNAL_PREFIX, type RouteAnswer, type RouteSpec, TERMS_HEADER, pathOf, queryOf, routes } from "../contract/routes.ts";
 import { requestIdHeaders } from "../observability/request-context.ts";
 import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER } from "./protocol.ts";
 
@@ -27,7 +27,6 @@ export type InternalCall = {
 const CONNECT_TIMEOUT_MS = 2_000;
 /** Covers the slowest relayed call (a workspace request the backend bounds at 30 s). */
 const ANSWER_TIMEOUT_MS = 60_000;
-const TERMS_HEADER = "x-telo-accepted-terms";
 
 export class SupervisorClient {
   /** JSON round trips: a bounded set of kept-alive connections. */

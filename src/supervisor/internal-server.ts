@@ -10,7 +10,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Duplex } from "node:stream";
 import * as v from "valibot";
 import { Problem, problemAnswer } from "../contract/problem.ts";
-import { INTERNAL_PREFIX, type RouteSpec, findRoute, matchPath, routes } from "../contract/routes.ts";
+import { INTERNAL_PREFIX, type RouteSpec, TERMS_HEADER, findRoute, matchPath, routes } from "../contract/routes.ts";
 import { CloseCodes } from "../contract/streams.ts";
 import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER, parseCursor } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
@@ -21,7 +21,6 @@ import type { SessionService } from "./session-service.ts";
 import { refuseTerminal, streamTerminal } from "./terminal-stream.ts";
 
 const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
-const TERMS_HEADER = "x-telo-accepted-terms";
 
 /** A message the api process should never send: a bug or a mismatched build, answered with 400. */
 const badMessage = (message: string) => new Problem("invalid", "bad_internal_message", message);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Problem, problemAnswer } from "../../src/contract/problem.ts";
-import { INTERNAL_PREFIX, V1_PREFIX, findRoute, matchPath, pathOf, queryOf, routes } from "../../src/contract/routes.ts";
+import { INTERNAL_PREFIX, V1_PREFIX, accessPattern, findRoute, matchPath, pathOf, queryOf, routes } from "../../src/contract/routes.ts";
 
 describe("the route table", () => {
   it("builds a route's path with each parameter encoded, and matches it back decoded", () => {
@@ -30,6 +30,20 @@ describe("the route table", () => {
     expect(queryOf(routes.reload, { app: "", other: "x" })).toBe("?app=");
     expect(queryOf(routes.reload, { app: undefined })).toBe("");
     expect(queryOf(routes.getSession, { app: "web" })).toBe("");
+  });
+});
+
+describe("the route table's access classes", () => {
+  it("names the open, stream and session-creating paths, at the end of a possibly prefixed path", () => {
+    const open = accessPattern("open");
+    expect(["/v1/health", "/v1/ready", "/runner/v1/health"].every((path) => open.test(path))).toBe(true);
+    expect(["/v1/sessions", "/v1/health/x", "/v1/openapi.json"].some((path) => open.test(path))).toBe(false);
+    const stream = accessPattern("stream");
+    expect(["/v1/sessions/s-1/events", "/v1/sessions/s-1/io"].every((path) => stream.test(path))).toBe(true);
+    expect(["/v1/sessions/s-1", "/v1/sessions//events", "/v1/sessions/a/b/io"].some((path) => stream.test(path))).toBe(false);
+    const creates = accessPattern("creates");
+    expect(["/v1/sessions", "/v1/apps/hello/sessions"].every((path) => creates.test(path))).toBe(true);
+    expect(["/v1/sessions/s-1", "/v1/apps//sessions", "/v1/probe"].some((path) => creates.test(path))).toBe(false);
   });
 });
 
