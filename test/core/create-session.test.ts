@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
 import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { runnerForSuite } from "../support/suite-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { framesUntilText, textOf } from "../support/streams.ts";
 
@@ -31,9 +32,7 @@ async function workloadEnvValue(client: RunnerClient, sessionId: string, name: s
 }
 
 describe("POST /v1/sessions", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner({
+  const runner = runnerForSuite({
       env: {
         TELO_REGISTRY_URL: "https://runner-default.example",
         RUNNER_SECRET_OF_THE_RUNNER: "must-not-leak",
@@ -42,8 +41,6 @@ describe("POST /v1/sessions", () => {
         }),
       },
     });
-  });
-  afterAll(() => runner.close());
 
   it("answers 201 at once with the session's id, stream URL and creation time", async () => {
     const { status, body } = await post(runner, "/v1/sessions", sessionBody({ script: { startDelayMs: 500 } }));

@@ -2,23 +2,19 @@
  * Session lifecycle through both processes: start failures on the stream, stop and its
  * pre-start race, capacity and eviction, capabilities and probe (contract.md §3–4, §7, §13).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RunnerError } from "../../src/client/index.ts";
-import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { runnerForSuite } from "../support/suite-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { eventsOf, eventsUntil, isStatus } from "../support/streams.ts";
 
 describe("lifecycle", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner({
+  const runner = runnerForSuite({
       env: {
         RUNNER_MAX_SESSIONS: "3",
         RUNNER_APPS: JSON.stringify({ tool: { image: "acme/tool:1", title: "Acme tool", env: { SECRET: "s3cret" } }, bare: { image: "acme/bare:1" } }),
       },
     });
-  });
-  afterAll(() => runner.close());
 
   const stopAll = async () => {
     // Free capacity for the next test: stop live sessions; terminal ones are reclaimable.

@@ -5,23 +5,19 @@
 import { createServer } from "node:http";
 import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRunnerRoutes } from "../../handlers/index.ts";
 import { openApiDocument } from "../../src/contract/openapi.ts";
 import { SupervisorClient } from "../../src/internal/client.ts";
 import { RUNNER_VERSION } from "../../src/version.ts";
 import { startAnswerTap } from "../support/answer-tap.ts";
-import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { runnerForSuite } from "../support/suite-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 
 type Operations = Record<string, Record<string, unknown>>;
 
 describe("the OpenAPI document", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner();
-  });
-  afterAll(() => runner.close());
+  const runner = runnerForSuite();
 
   it("is served at /v1/openapi.json as OpenAPI 3.1, generated from the route table", async () => {
     const response = await fetch(`${runner.baseUrl}/v1/openapi.json`);

@@ -2,17 +2,13 @@
  * The two-process split under failure: the api process holds no state, and a missing
  * supervisor is answered with 503 at once rather than a hang (ARCHITECTURE.md).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { describe, expect, it } from "vitest";
+import { runnerForSuite } from "../support/suite-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { eventsOf, eventsUntil, framesUntilText, textOf } from "../support/streams.ts";
 
 describe("process failures", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner();
-  });
-  afterAll(() => runner.close());
+  const runner = runnerForSuite();
 
   it("loses nothing when the api process is killed: a new one serves the same sessions and history", async () => {
     const { sessionId } = await runner.client.createSession(sessionBody({ script: { output: "before the crash\r\n" } }));

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { describe, expect, it } from "vitest";
+import { runnerForSuite } from "../support/suite-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 
 describe("smoke", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner();
-  });
-  afterAll(() => runner.close());
+  const runner = runnerForSuite();
 
   it("creates a session, streams, echoes, exits", async () => {
     const created = await runner.client.createSession(sessionBody({ script: { output: "hello\r\n" } }));

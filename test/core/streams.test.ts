@@ -1,19 +1,15 @@
 /**
  * The SSE stream (contract.md §5) and the terminal WebSocket (§6) through both processes.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WebSocket } from "undici";
-import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { runnerForSuite } from "../support/suite-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { waitFor } from "../support/wait.ts";
 import { eventsOf, eventsUntil, framesToClose, framesUntilText, textOf } from "../support/streams.ts";
 
 describe("SSE and WebSocket", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner({ env: { RUNNER_REPLAY_BUFFER_BYTES: "200000", TEST_HEARTBEAT_MS: "200" } });
-  });
-  afterAll(() => runner.close());
+  const runner = runnerForSuite({ env: { RUNNER_REPLAY_BUFFER_BYTES: "200000", TEST_HEARTBEAT_MS: "200" } });
 
   it("streams events with ids, names and the whole event as data, then ends after the terminal status", async () => {
     const { sessionId } = await runner.client.createSession(
@@ -175,11 +171,7 @@ describe("SSE and WebSocket", () => {
 });
 
 describe("origin allowlist", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner({ env: { RUNNER_CORS_ORIGINS: "https://editor.example, https://other.example" } });
-  });
-  afterAll(() => runner.close());
+  const runner = runnerForSuite({ env: { RUNNER_CORS_ORIGINS: "https://editor.example, https://other.example" } });
 
   it("accepts listed origins and closes others with 4403", async () => {
     const { sessionId } = await runner.client.createSession(sessionBody());

@@ -3,8 +3,9 @@
  * shared budget, app-set changes, idle suspend with a checkpoint, and resume (contract.md
  * §3.9, §8).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
+import { describe, expect, it } from "vitest";
+import { type RunnerUnderTest } from "../support/processes.ts";
+import { runnerForSuite } from "../support/suite-runner.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { waitFor } from "../support/wait.ts";
 import { eventsOf, eventsUntil, framesUntilText, isStatus } from "../support/streams.ts";
@@ -22,9 +23,7 @@ const watchBody = (overrides: Record<string, unknown> = {}, script: Record<strin
   sessionBody({ script: script }, { mode: "watch", ...overrides });
 
 describe("watch sessions", () => {
-  let runner: RunnerUnderTest;
-  beforeAll(async () => {
-    runner = await startRunner({
+  const runner = runnerForSuite({
       env: {
         RUNNER_WATCH_SESSIONS: "true",
         RUNNER_WATCH_MAX_SESSIONS: "3",
@@ -35,8 +34,6 @@ describe("watch sessions", () => {
         RUNNER_APPS: JSON.stringify({ "authoring-agent": { image: "acme/agent:1", port: 7000 }, portless: { image: "acme/p:1" } }),
       },
     });
-  });
-  afterAll(() => runner.close());
 
   it("advertises watch and the agents that declare a port", async () => {
     expect((await runner.client.capabilities()).features).toEqual({
