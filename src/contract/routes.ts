@@ -54,7 +54,7 @@ export type RouteSpec = {
   status: 200 | 201 | 202 | 204;
   /** Query parameters passed through as they came. */
   query?: readonly string[];
-  /** Forwards the `x-telo-accepted-terms` header (contract.md §3.5). */
+  /** Forwards the `x-telo-accepted-terms` header (docs/api.md "Terms"). */
   terms?: true;
 };
 
