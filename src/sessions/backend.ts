@@ -1,5 +1,5 @@
 /**
- * The backend seam (docs/architecture.md): how the core asks a backend to run
+ * The backend seam (docs/architecture.md "The backend seam"): how the core asks a backend to run
  * a session's workload and how the backend reports back. The Kubernetes backend implements
  * it; tests use a scripted backend.
  */
