@@ -43,7 +43,7 @@ export type KubeContext = {
   podAnnotations: (spec: StartSpec) => Record<string, string>;
 };
 
-/** `"\r\n[runner] <text>\r\n"`: how the runner speaks on a session's terminal (docs/kubernetes.md "Objects at a glance"). */
+/** `"\r\n[runner] <text>\r\n"`: how the runner speaks on a session's terminal, on a line of its own. */
 export function runnerLine(text: string): Buffer {
   return Buffer.from(`\r\n[runner] ${text}\r\n`);
 }

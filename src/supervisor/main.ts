@@ -1,5 +1,5 @@
 /**
- * The supervisor process entry (docs/operating.md "Configuration"): configuration, the cluster, the routing
+ * The supervisor process entry (docs/operating.md "Processes"): configuration, the cluster, the routing
  * layer, the image picker, the bundle listener, the shared pod watch, the Kubernetes backend;
  * then boot housekeeping (re-adopt or reap what an earlier process left) and the internal socket.
  */

@@ -123,7 +123,7 @@ export function resolveRouting(config: RoutingConfig, probe?: RoutingProbe): Rou
   };
 }
 
-/** The boot log line of a decision (docs/operating.md "Configuration"); refusals are printed by the config-error path instead. */
+/** The boot log line of a decision (docs/kubernetes.md "Services and routes"); refusals are printed by the config-error path instead. */
 export function routingLogEntry(decision: Exclude<RoutingDecision, { refusal: string }>): {
   level: "warn" | "info";
   message: string;
