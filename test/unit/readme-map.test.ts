@@ -50,6 +50,21 @@ describe("docs/architecture.md's map of the folders", () => {
   });
 });
 
+describe("paths the documentation names", () => {
+  it("exist, so a moved or renamed file is noticed where it is described", () => {
+    const pages = ["README.md", ...readdirSync(join(REPO_ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+    const missing: string[] = [];
+    for (const page of pages) {
+      for (const [, path] of read(page).matchAll(/`((?:src|test|handlers|bench|k8s)\/[\w./-]*)`/g)) {
+        // Benchmark results are written by a run and git-ignored.
+        if (path!.startsWith("bench/results/")) continue;
+        if (!existsSync(join(REPO_ROOT, path!))) missing.push(`${page}: ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
 describe("links between README.md and docs/", () => {
   const pages = ["README.md", ...readdirSync(join(REPO_ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
 
