@@ -1,7 +1,8 @@
 /**
- * The documentation's maps cannot drift from the tree unseen: docs/architecture.md names folders
- * and files, and each path it spells from the top (`src/…`, `handlers/…`, `test/…`) must exist;
- * every link between README.md and docs/ must reach a page that exists and a heading on it.
+ * The documentation cannot drift from the tree unseen: every path README.md and docs/ spell from
+ * the top (`src/…`, `handlers/…`, `test/…`, `bench/…`, `k8s/…`) must exist, docs/architecture.md
+ * must map the folders, every link between the pages must reach a page and a heading that exist,
+ * and docs/operating.md must list every variable the core reads.
  */
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
