@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick]`: the runner's benchmark suite (issue #6) against the embedded
+ * `npm run bench [-- --quick]`: the runner's benchmark suite (docs/benchmarks.md) against the embedded
  * simulated cluster with an instant kubelet, so the figures are the runner's own cost. Prints
  * one table and writes the same figures to bench/results/<date>.json and latest.json.
  *

@@ -16,7 +16,7 @@ export const SCALE_QUICK: ScaleOptions = { levels: [1, 5, 20], width: 10 };
 
 /** Quiet time before reading memory, so the start burst's garbage is not all that is measured. */
 const QUIET_MS = 3000;
-/** Issue 13's targets: both processes together at 50 and 1,000 live sessions, the api idle. */
+/** The memory targets (docs/benchmarks.md): both processes together at 50 and 1,000 live sessions, the api idle. */
 const TARGETS: Record<number, number> = { 50: 150 * MiB, 1000: 250 * MiB };
 const API_IDLE_TARGET = 60 * MiB;
 const judge = (bytes: number, limit: number) => ({ target: `≤ ${limit / MiB} MiB`, verdict: bytes <= limit ? ("met" as const) : ("MISSED" as const) });

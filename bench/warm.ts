@@ -1,5 +1,5 @@
 /**
- * Section 8, warm start (issue 13): `POST /v1/sessions` → `running` with the warm pool on and
+ * Section 8, warm start (docs/kubernetes.md "Warm pool"): `POST /v1/sessions` → `running` with the warm pool on and
  * the simulated kubelet taking 1 s per container start (as a kubelet with a cached image
  * does), next to the direct baseline in the same run: the runner's cold run pod for the same
  * session created with client-node and watched to Running. Runner and baseline alternate, one

@@ -1,12 +1,12 @@
 /**
- * Access control of the `/v1` routes (README "Security"), all off unless configured:
+ * Access control of the `/v1` routes (docs/operating.md "Security"), all off unless configured:
  * - the Origin allowlist (RUNNER_CORS_ORIGINS) also refuses plain HTTP requests from a browser
  *   page of another origin (`403 origin_not_allowed`), not only their CORS headers;
  * - a bearer token (RUNNER_API_TOKEN), compared in constant time; browsers cannot set headers on
  *   an EventSource or a WebSocket, so those two may carry it as `?access_token=` instead;
  * - a per-client limit on session creation (RUNNER_CREATE_RATE_LIMIT per minute), `429` with
  *   `retry-after`. The client is the connection's address: behind a proxy every client shares
- *   the proxy's, which the README says.
+ *   the proxy's, which docs/operating.md says.
  * No answer or log line ever contains the token.
  */
 import { createHash, timingSafeEqual } from "node:crypto";

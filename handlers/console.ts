@@ -6,7 +6,7 @@ import { answerFailure } from "./index.ts";
 import type { HandlerDeps } from "./support.ts";
 
 /**
- * The session console (README "Session console"), mounted only with RUNNER_CONSOLE=true:
+ * The session console (docs/clients.md "Session console"), mounted only with RUNNER_CONSOLE=true:
  * the page and its assets, and the session list the page (and `k8s-runner sessions`) reads.
  * Everything else the page does goes through the public `/v1` routes.
  */

@@ -1,7 +1,7 @@
 /**
  * @hono/node-ws builds an `ErrorEvent` for every WebSocket protocol error (an oversized or
  * malformed frame), and Node 20 has no such global: the constructor threw a ReferenceError, the
- * route's onError never ran and its cleanup with it (issue 11, bug 10). A minimal one, installed
+ * route's onError never ran and its cleanup with it. A minimal one, installed
  * only where the runtime lacks it.
  */
 class RunnerErrorEvent extends Event {

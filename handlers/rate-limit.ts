@@ -1,5 +1,5 @@
 /**
- * A sliding-window limit per client key (issue 11: session creation per client). Pure: the
+ * A sliding-window limit per client key (session creations per client address). Pure: the
  * caller passes the time. Memory is bounded by `limit` timestamps per key, and keys whose
  * window has passed are forgotten as new keys arrive.
  */

@@ -1,5 +1,5 @@
 /**
- * Readiness, apart from liveness (issue 11): `/v1/health` says the api process answers, so a
+ * Readiness, apart from liveness (docs/operating.md "Readiness and shutdown"): `/v1/health` says the api process answers, so a
  * restart would not help; `/v1/ready` says it can serve sessions, which needs the supervisor,
  * so a Service sends no traffic to a pod whose supervisor is down or still re-adopting.
  */

@@ -12,7 +12,7 @@ const MAX_EARLY_FRAMES = 256;
 
 /**
  * GET /v1/sessions/:id/io (WebSocket): checks run after the upgrade and answer with close
- * codes, because browsers cannot read an HTTP status on a failed upgrade (contract.md §6.1).
+ * codes, because browsers cannot read an HTTP status on a failed upgrade (docs/api.md "Terminal (WebSocket)").
  * The origin check is made here; everything else by the supervisor, whose frames this
  * handler relays without interpreting them.
  */

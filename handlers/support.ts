@@ -1,6 +1,6 @@
 /**
  * What every handler shares: its dependencies and reading a JSON body with the
- * framework-level answers clients expect (contract.md §1.3).
+ * framework-level answers clients expect (docs/api.md "Error bodies").
  */
 import type { Context } from "hono";
 import type { UpgradeWebSocket } from "hono/ws";

@@ -41,8 +41,8 @@ export async function startApiServer(options: {
   startProcessMetrics("api");
   const app = new Hono();
   const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
-  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them (issue 11,
-  // bug 3); over the limit it closes the socket with 1009 itself.
+  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them
+  // (a memory bound per socket); over the limit it closes the socket with 1009 itself.
   wss.options.maxPayload = MAX_FRAME_BYTES;
   app.use("*", requestLog(log));
 
@@ -65,7 +65,7 @@ export async function startApiServer(options: {
     port,
     async close() {
       // Stop accepting; SSE responses end with their connections; terminals get a close code
-      // that says "come back" (README "Shutdown").
+      // that says "come back" (docs/operating.md "Readiness and shutdown").
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const client of wss.clients) client.close(CloseCodes.serviceRestart, "runner shutting down");
       await new Promise((resolve) => setTimeout(resolve, wss.clients.size > 0 ? WEBSOCKET_CLOSE_GRACE_MS : 0));

@@ -51,7 +51,7 @@ options:
   --pull <policy>     missing | always | never (default: missing)
   --entry <path>      the entry file inside <dir> (run; default: telo.yaml)
   --env KEY=VALUE     an environment variable for the app, repeatable (run)
-  --simulate K=V      script the simulated cluster's pod, repeatable (run; see README)
+  --simulate K=V      script the simulated cluster's pod, repeatable (run; docs/simulated-cluster.md)
   --app <name>        which app of a multi-app session (logs, attach)
   -h, --help          this text`;
 

@@ -11,7 +11,7 @@ export const EXIT_STOPPED = 143;
 /**
  * The app's own exit code when the status says it ended by itself. A run pod reports a non-zero
  * exit of its application container as `failed` with `container "<name>" failed: <reason>
- * (exit code <n>)` (kubernetes.md §2.8); init containers and waits are not the app's exits.
+ * (exit code <n>)` (docs/kubernetes.md "Ends and failure messages"); init containers and waits are not the app's exits.
  */
 export function appExitCode(status: RunStatus): number | undefined {
   if (status.kind === "exited") return status.code;

@@ -1,5 +1,5 @@
 /**
- * The `k8s-runner` command-line client (README "Command-line client"). Parses the command
+ * The `k8s-runner` command-line client (docs/clients.md "Command-line client"). Parses the command
  * line, runs one command on the typed client and exits with its code: the app's own for
  * `run` and `attach`, 1 for a runner or network error, 2 for a usage error.
  */

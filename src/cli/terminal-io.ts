@@ -4,7 +4,7 @@
  * opens (the workload is running), because the runner drops stdin sent before that. A local
  * TTY is put in raw mode so keys like ^C reach the app, and its size follows the window.
  * A socket closed with a code that is not final (a runner restart: 1011) is reopened from the
- * last byte seen, as the reference client does (contract.md §6.5), so no output is repeated.
+ * last byte seen, as the reference client does (docs/api.md "Terminal (WebSocket)"), so no output is repeated.
  */
 import type { Terminal } from "../client/index.ts";
 import { CloseCodes } from "../contract/streams.ts";

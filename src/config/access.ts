@@ -1,5 +1,5 @@
 /**
- * Access control knobs (issue 11), all off by default so the contract is unchanged: a bearer
+ * Access control knobs (docs/operating.md "Access knobs"), all off by default so the contract is unchanged: a bearer
  * token, the address the api listens on, and a per-client rate limit on session creation.
  * The Origin allowlist is RUNNER_CORS_ORIGINS (src/config/core.ts).
  */

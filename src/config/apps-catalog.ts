@@ -1,5 +1,5 @@
 /**
- * RUNNER_APPS: the operator's catalog of predefined apps (contract.md §8.1). A malformed
+ * RUNNER_APPS: the operator's catalog of predefined apps (docs/api.md "Apps door"). A malformed
  * catalog refuses startup — apps are never silently dropped.
  */
 import * as v from "valibot";
@@ -65,7 +65,7 @@ export function parseAppsCatalog(raw: string | undefined): AppsCatalog {
   return catalog;
 }
 
-/** Catalog names usable as a co-resident agent: those that declare a port (contract.md §8.2). */
+/** Catalog names usable as a co-resident agent: those that declare a port (docs/api.md "Agents"). */
 export function coResidentAgentNames(catalog: AppsCatalog): string[] {
   return [...catalog.values()].filter((entry) => entry.port !== undefined).map((entry) => entry.name);
 }

@@ -1,7 +1,7 @@
 /**
  * Whether a cluster is configured, decided from the environment and the filesystem alone, so
  * that `npm start`'s api process can choose between a configured cluster and the embedded
- * simulated one without loading a Kubernetes client (issue 9, bug 6).
+ * simulated one without loading a Kubernetes client.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";

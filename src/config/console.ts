@@ -1,5 +1,5 @@
 /**
- * The session console's switch (README "Session console"). Off by default: the console lists
+ * The session console's switch (docs/clients.md "Session console"). Off by default: the console lists
  * every session, and a session id is all it takes to attach to its terminal, so it is for
  * operators behind the same trust boundary as the API itself.
  */

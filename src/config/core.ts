@@ -1,5 +1,5 @@
 /**
- * The core's configuration (contract.md §11): the variables both processes read. The backend
+ * The core's configuration (docs/operating.md "Core variables"): the variables both processes read. The backend
  * adds its own (src/config/kube.ts).
  */
 import { tmpdir } from "node:os";

@@ -4,7 +4,7 @@
  * of variables a process reads is `Object.keys(schema.entries)` (the deployment test relies
  * on that) and every refusal message is worded the same way.
  *
- * Conventions (kubernetes.md §1, contract.md §11): values are trimmed and an empty string
+ * Conventions (docs/operating.md "Configuration", "Core variables"): values are trimmed and an empty string
  * counts as unset, except PORT, which is parsed raw.
  */
 import * as v from "valibot";

@@ -1,5 +1,5 @@
 /**
- * Configuration of the Kubernetes backend (kubernetes.md §1.1, §1.3, §1.4): every variable this
+ * Configuration of the Kubernetes backend (docs/operating.md "Kubernetes backend variables", "Configuration"): every variable this
  * backend reads, keyed by name, plus the cross-variable startup refusals. Core variables (PORT,
  * RUNNER_MAX_SESSIONS, the watch set, terms, RUNNER_APPS, …) belong to the core config.
  */
@@ -113,7 +113,7 @@ export const kubeEnvSchema = v.object({
   RUNNER_BASE_IMAGE_EXCLUDE: regexVar("RUNNER_BASE_IMAGE_EXCLUDE"),
   RUNNER_BASE_IMAGE_LIMIT: positiveIntVar("RUNNER_BASE_IMAGE_LIMIT", 20),
   RUNNER_BASE_IMAGE_REFRESH_SECONDS: positiveIntVar("RUNNER_BASE_IMAGE_REFRESH_SECONDS", 3600),
-  // Image build path (§2.10): on exactly when RUNNER_IMAGE_REPOSITORY is set.
+  // Image build path (docs/kubernetes.md "Image builds"): on exactly when RUNNER_IMAGE_REPOSITORY is set.
   RUNNER_IMAGE_REPOSITORY: baseVar,
   RUNNER_BUILD_NAMESPACE: namespaceVar("RUNNER_BUILD_NAMESPACE", "telo-builds"),
   RUNNER_BUILDER_IMAGE: stringVar("gcr.io/kaniko-project/executor:latest"),
@@ -123,7 +123,7 @@ export const kubeEnvSchema = v.object({
   RUNNER_REGISTRY_INSECURE: booleanVar("RUNNER_REGISTRY_INSECURE", false),
   RUNNER_REGISTRY_API_URL: baseVar,
   RUNNER_REGISTRY_PUSH_SECRET: stringVar(undefined),
-  // The warm pool (issue 13): run pods started ahead of their sessions; 0 turns it off.
+  // The warm pool (docs/kubernetes.md "Warm pool"): run pods started ahead of their sessions; 0 turns it off.
   RUNNER_WARM_POOL_SIZE: countVar("RUNNER_WARM_POOL_SIZE"),
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: positiveIntVar("RUNNER_WARM_POOL_MAX_IDLE_SECONDS", 600),
 });
@@ -251,7 +251,7 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv) {
     warmPool: warmPoolSettings(parsed),
     routing: routingConfig(parsed),
     baseImageCatalog: baseImageCatalogConfig(parsed),
-    /** The image build path of §2.10; undefined when RUNNER_IMAGE_REPOSITORY is unset. */
+    /** The image build path of docs/kubernetes.md "Image builds"; undefined when RUNNER_IMAGE_REPOSITORY is unset. */
     build: parsed.RUNNER_IMAGE_REPOSITORY ? buildConfig(parsed.RUNNER_IMAGE_REPOSITORY, parsed) : undefined,
   };
 }

@@ -1,6 +1,6 @@
 import { ConfigError } from "./env-values.ts";
 
-/** Runs a config loader; a refusal prints its one-line message and exits 2 (kubernetes.md §1.4). */
+/** Runs a config loader; a refusal prints its one-line message and exits 2 (docs/operating.md "Configuration"). */
 export function exitOnConfigError<T>(load: () => T): T {
   try {
     return load();

@@ -1,4 +1,4 @@
-/** Usage terms (contract.md §7.2), resolved once at startup. */
+/** Usage terms (docs/api.md "Terms"), resolved once at startup. */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Terms } from "../contract/wire.ts";

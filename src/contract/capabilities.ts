@@ -1,5 +1,5 @@
 /**
- * The capabilities document (contract.md §7) and its config-schema builder (§7.1).
+ * The capabilities document (docs/api.md "Capabilities") and its config-schema builder (docs/api.md "Capabilities").
  */
 import type { Capabilities } from "./responses.ts";
 import type { Terms } from "./wire.ts";

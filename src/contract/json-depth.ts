@@ -1,7 +1,7 @@
 /**
  * Nesting depth of parsed JSON, measured without recursion. JSON.parse accepts any depth, but
  * JSON.stringify and every recursive walk after it overflow the stack on a few thousand levels
- * (issue 11, bug 4: 10,000 levels inside `config` answered 503 instead of 400). No `/v1` body
+ * (10,000 levels inside `config` once overflowed the stack and answered 503 instead of 400). No `/v1` body
  * needs more than a handful of levels.
  */
 export const MAX_JSON_DEPTH = 64;

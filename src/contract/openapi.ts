@@ -57,7 +57,7 @@ function operation(name: string, spec: RouteSpec): JsonObject {
     ...(spec.body && { requestBody: { required: true, content: json(jsonSchema(spec.body, "input")) } }),
     responses: {
       ...successResponse(spec),
-      default: { description: "An error answer (contract.md §1.2, §1.3).", content: json({ $ref: "#/components/schemas/ErrorAnswer" }) },
+      default: { description: "An error answer (docs/api.md, Error bodies).", content: json({ $ref: "#/components/schemas/ErrorAnswer" }) },
     },
   };
 }

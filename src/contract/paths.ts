@@ -1,8 +1,8 @@
 import { posix } from "node:path";
 
 /**
- * The path guard (contract.md §4.6): POSIX-normalise, strip leading slashes, and refuse
- * anything that is empty or climbs out of the bundle root. Also refused (issue 11, bug 8): a
+ * The path guard (docs/api.md "Creating a session"): POSIX-normalise, strip leading slashes, and refuse
+ * anything that is empty or climbs out of the bundle root. Also refused: a
  * NUL byte anywhere, which a tar header or a filesystem call reads as the end of the name (so
  * `..\0` became `..`), and a path naming a directory (`./`, `a/`), which is not a file.
  * Returns the normalised path, or undefined when the path is refused.

@@ -35,7 +35,7 @@ export class Problem extends Error {
     readonly kind: ProblemKind,
     readonly code: string,
     message: string,
-    /** Fields that stand in for `message` in the body (only `terms` on 428, contract.md §1.2). */
+    /** Fields that stand in for `message` in the body (only `terms` on 428, docs/api.md "Error bodies"). */
     readonly details?: Record<string, unknown>,
   ) {
     super(message);

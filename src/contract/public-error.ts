@@ -1,5 +1,5 @@
 /**
- * What an error answer may say about a failure it did not foresee (issue 11, bug 7): the
+ * What an error answer may say about a failure it did not foresee: the
  * action and, when the error carries one, the HTTP status the cluster answered — never the
  * error's own text, which for a Kubernetes client error holds the Status body and the response
  * headers. The full error goes to the log (src/log.ts keeps even that to name and status).

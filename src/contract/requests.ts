@@ -1,6 +1,6 @@
 /**
- * Request-body schemas of the `/v1` routes (contract.md §3), with the coercions clients rely on
- * (§1.3): numeric strings become integers, scalars become strings for env values, "true" and
+ * Request-body schemas of the `/v1` routes (docs/api.md "Routes"), with the coercions clients rely on
+ * (docs/api.md "Error bodies"): numeric strings become integers, scalars become strings for env values, "true" and
  * "false" become booleans. Unknown properties are dropped, not rejected, except inside
  * `config` of a session, whose extra keys are passed through to the backend.
  */

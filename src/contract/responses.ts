@@ -12,7 +12,7 @@ export type Health = v.InferOutput<typeof HealthSchema>;
 /** Readiness: the supervisor answers (its 503 is an error answer with `ready: false`). */
 export const ReadySchema = v.object({ ready: v.literal(true) });
 
-/** A JSON Schema document (contract.md §7.1); its content is the backend's business. */
+/** A JSON Schema document (docs/api.md "Capabilities"); its content is the backend's business. */
 const JsonSchemaDocumentSchema = v.record(v.string(), v.unknown());
 
 export const CapabilitiesSchema = v.object({
@@ -44,7 +44,7 @@ export type Resumed = v.InferOutput<typeof ResumedSchema>;
 /** The OpenAPI document of `/v1` (src/contract/openapi.ts): described by its own standard. */
 export const OpenApiDocumentSchema = v.looseObject({ openapi: v.string(), info: v.looseObject({}), paths: v.record(v.string(), v.unknown()) });
 
-/** The framework-level answers (contract.md §1.3): validation, body size, media type, 404, 500. */
+/** The framework-level answers (docs/api.md "Error bodies"): validation, body size, media type, 404, 500. */
 export const FrameworkErrorBodySchema = v.object({
   statusCode: v.number(),
   code: v.optional(v.string()),

@@ -65,7 +65,7 @@ export type RouteSpec = {
   status: 200 | 201 | 202 | 204;
   /** Query parameters passed through as they came. */
   query?: readonly string[];
-  /** Forwards the terms header (`TERMS_HEADER`). */
+  /** Forwards the terms header (`TERMS_HEADER`; docs/api.md "Terms"). */
   terms?: true;
   access?: AccessClass;
 };

@@ -1,6 +1,6 @@
 /**
- * The byte-level formats clients read: SSE frames (contract.md §5) and the WebSocket's binary
- * output frames (§6.2). Both the supervisor (which writes them) and the client library (which
+ * The byte-level formats clients read: SSE frames (docs/api.md "Event stream (SSE)") and the WebSocket's binary
+ * output frames (docs/api.md "Terminal (WebSocket)"). Both the supervisor (which writes them) and the client library (which
  * reads them) use this module.
  */
 import type { ByteStreamTag } from "./wire.ts";
@@ -33,7 +33,7 @@ export function decodeByteFrame(frame: Uint8Array): { seq: number; tag: ByteStre
   return { seq: view.getUint32(0), tag, payload: frame.subarray(5) };
 }
 
-/** WebSocket close codes the runner uses (contract.md §6). */
+/** WebSocket close codes the runner uses (docs/api.md "Terminal (WebSocket)"). */
 export const CloseCodes = {
   normal: 1000,
   /** A frame over the documented 1 MiB limit. */

@@ -1,5 +1,5 @@
 /**
- * Request validation with the reference's framework-level error shapes (contract.md §1.3):
+ * Request validation with the reference's framework-level error shapes (docs/api.md "Error bodies"):
  * clients and their tests key on these status codes and bodies, so they are reproduced as
  * the Fastify/Ajv defaults produce them: first error only, `body/<json pointer> <text>`.
  */

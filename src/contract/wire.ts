@@ -1,5 +1,5 @@
 /**
- * The `/v1` wire types (contract.md §2) as valibot schemas; every TypeScript type of the
+ * The `/v1` wire types (docs/api.md) as valibot schemas; every TypeScript type of the
  * contract is inferred from these, so the wire shape is written exactly once.
  */
 import * as v from "valibot";
@@ -45,7 +45,7 @@ export const RunBundleSchema = v.object({
 });
 export type RunBundle = v.InferOutput<typeof RunBundleSchema>;
 
-/** An app as the session holds it: every field resolved (contract.md §3.4.1). */
+/** An app as the session holds it: every field resolved (docs/api.md "Creating a session"). */
 export const ResolvedAppSchema = v.object({
   name: v.string(),
   entryRelativePath: v.string(),
@@ -92,7 +92,7 @@ export type RunTrigger = v.InferOutput<typeof RunTriggerSchema>;
 export const ByteStreamTagSchema = v.picklist(["tty", "stdout", "stderr"]);
 export type ByteStreamTag = v.InferOutput<typeof ByteStreamTagSchema>;
 
-/** A kernel debug frame, relayed unchanged (contract.md §2.3). */
+/** A kernel debug frame, relayed unchanged (docs/api.md "Debug and port events"). */
 export const DebugFrameSchema = v.looseObject({
   kind: v.optional(v.string()),
   timestamp: v.optional(v.string()),
@@ -230,7 +230,7 @@ export const SessionDocumentSchema = v.object({
 });
 export type SessionDocument = v.InferOutput<typeof SessionDocumentSchema>;
 
-/** The core's error body (contract.md §1.2). */
+/** The core's error body (docs/api.md "Error bodies"). */
 export const ErrorBodySchema = v.object({ error: v.string(), message: v.string() });
 export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>;
 

@@ -89,7 +89,7 @@ export class SupervisorClient {
 
   async #request(method: string, path: string, pool: Pool, headers: Record<string, string>, body?: unknown) {
     // Serialised outside the try: a body that cannot be serialised is this request's fault,
-    // not a sign that the supervisor is unavailable (issue 11, bug 4).
+    // not a sign that the supervisor is unavailable.
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let response;
     try {

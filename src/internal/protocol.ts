@@ -14,7 +14,7 @@ export const IO_UPGRADE_PROTOCOL = "k8s-runner-io";
 /** The internal event stream's cursor: the last event id the client holds. */
 export const EVENTS_AFTER_QUERY = "after";
 
-/** A whole non-negative base-10 integer, else undefined (contract.md §5, §6.1). */
+/** A whole non-negative base-10 integer, else undefined (docs/api.md "Event stream (SSE)", "Terminal (WebSocket)"). */
 export function parseCursor(raw: string | null | undefined): number | undefined {
   if (raw === null || raw === undefined || !/^\d+$/.test(raw.trim())) return undefined;
   const value = Number(raw.trim());

@@ -1,5 +1,5 @@
 /**
- * The internal socket's place on a shared host (issue 11, bug 5). The default directory lives in
+ * The internal socket's place on a shared host (docs/operating.md "Threat model"). The default directory lives in
  * the world-writable $TMPDIR, so another user could create it first and put a listener of their
  * own where the api process sends session env values: a directory that is not ours, not a real
  * directory, or writable by others is refused. A socket file another live runner serves is never

@@ -1,6 +1,6 @@
 /**
  * The api side of a terminal: relays the supervisor's frames to the client's WebSocket as they
- * are (text, binary, close), with the contract's drain-then-close (contract.md §6.4) and
+ * are (text, binary, close), with the contract's drain-then-close (docs/api.md "Terminal (WebSocket)") and
  * backpressure: while the client has more than 1 MiB unsent, the supervisor connection is
  * paused, so a slow client holds that much here at most and the supervisor's follower waits.
  */

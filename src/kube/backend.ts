@@ -1,5 +1,5 @@
 /**
- * The Kubernetes backend (issue #4): sessions as pods in the session namespace, followed by
+ * The Kubernetes backend (docs/kubernetes.md): sessions as pods in the session namespace, followed by
  * one shared pod watch; probe, capabilities and the config gate; and at boot, the re-adoption
  * of session pods an earlier supervisor left running, the reap of what no record explains, and
  * the sweep of workspace-app ConfigMaps no pod mounts.
@@ -113,7 +113,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 }
 
 /**
- * §8.3. The answer's wording is the contract's; the cluster's own reason for a failure (RBAC, a
+ * The probe (docs/kubernetes.md "Probe"). The answer's wording is the contract's; the cluster's own reason for a failure (RBAC, a
  * timeout, a refused connection) goes to the log, where an operator looks for it.
  */
 async function probe(ctx: KubeContext): Promise<AvailabilityReport> {
@@ -226,7 +226,7 @@ async function reapPods(ctx: KubeContext, pods: V1Pod[]): Promise<void> {
 }
 
 /**
- * §8.2: delete the workspace-app ConfigMaps neither the current manifest names nor any pod of
+ * At boot: delete the workspace-app ConfigMaps neither the current manifest names nor any pod of
  * the namespace mounts (labelled or not). Housekeeping only: every failure is a warning.
  */
 async function sweepWorkspaceConfigMaps(ctx: KubeContext): Promise<void> {

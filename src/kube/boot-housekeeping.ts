@@ -1,6 +1,6 @@
 /**
  * What the supervisor decides at boot about objects an earlier process left behind
- * (spec/README.md "Sessions survive a restart"; kubernetes.md §8.1, §8.2): live session pods
+ * (docs/kubernetes.md "Boot: adoption and reaping"): live session pods
  * whose record parses are re-adopted; warm pool pods go to the pool; only what neither explains
  * is reaped. Workspace ConfigMaps no pod mounts are swept.
  */

@@ -11,7 +11,7 @@ import type { Router } from "./routing/router.ts";
 
 export type KubeTimings = {
   /**
-   * A session pod not serving by then fails its start (kubernetes.md §2.4: 120 s), run and
+   * A session pod not serving by then fails its start (docs/kubernetes.md "Start"), run and
    * watch pods alike (RUNNER_START_DEADLINE_SECONDS).
    */
   startDeadlineMs: number;
@@ -46,7 +46,7 @@ export type KubeContext = {
   extraPodAnnotations: (spec: StartSpec) => Record<string, string>;
 };
 
-/** `"\r\n[runner] <text>\r\n"`: how the runner speaks on a session's terminal (kubernetes.md §0). */
+/** `"\r\n[runner] <text>\r\n"`: how the runner speaks on a session's terminal, on a line of its own. */
 export function runnerLine(text: string): Buffer {
   return Buffer.from(`\r\n[runner] ${text}\r\n`);
 }

@@ -1,6 +1,6 @@
 /**
  * Listening on a TCP port with a one-line answer when it is taken: a second runner on the same
- * machine must say why it cannot start rather than die on a raw EADDRINUSE stack (issue 11, bug 5).
+ * machine must say why it cannot start rather than die on a raw EADDRINUSE stack.
  */
 import { type Server, createServer } from "node:net";
 

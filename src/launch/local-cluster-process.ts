@@ -1,7 +1,7 @@
 /**
- * The embedded simulated cluster in a process of its own (issue 11, bug 2): whatever the
+ * The embedded simulated cluster in a process of its own: whatever the
  * simulator does (a pathological tty, a burst of watches), it never runs on the api process's
- * event loop, and the api process never loads it or a Kubernetes client (issue 9, bug 6).
+ * event loop, and the api process never loads it or a Kubernetes client.
  * The child lays the cluster out with startLocalCluster and reports where it listens.
  */
 import { type ChildProcess, fork } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
- * A child started by `npm start` (the supervisor, the simulated cluster) ends with its parent
- * (issue 11, bug 6): a killed api process would otherwise leave an orphan holding the bundle port,
+ * A child started by `npm start` (the supervisor, the simulated cluster) ends with its parent:
+ * a killed api process would otherwise leave an orphan holding the bundle port,
  * which the next `npm start` then talks to. The IPC channel that `fork` opens closes when the
  * parent dies, however it dies (SIGKILL included); a process started any other way has no channel
  * and is unaffected.

@@ -1,7 +1,7 @@
 /**
  * The last word of a process that fails in a way nothing caught: one JSON log line (src/log.ts),
- * not a raw stack on stderr that a log pipeline splits into dozens of unparsed lines (issue 11,
- * bug 10). The process still ends, with exit code 1, as Node would end it.
+ * not a raw stack on stderr that a log pipeline splits into dozens of unparsed lines.
+ * The process still ends, with exit code 1, as Node would end it.
  */
 import type { Logger } from "../log.ts";
 

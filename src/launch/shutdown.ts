@@ -1,5 +1,5 @@
 /**
- * The bound on graceful shutdown (README "Shutdown"): whatever a step waits on, the process is
+ * The bound on graceful shutdown (docs/operating.md "Readiness and shutdown"): whatever a step waits on, the process is
  * gone this long after SIGTERM. The api's bound covers its supervisor child's under `npm start`.
  */
 import type { Logger } from "../log.ts";

@@ -2,7 +2,7 @@
  * Scripting the embedded simulated cluster through the real runner: with
  * RUNNER_SIMULATED_CLUSTER on, a session's `config.simulate` map becomes the simulator's
  * behaviour annotations on its pods (exit code, output, image-pull failure, OOM kill…; see
- * README "Simulated cluster"). Against a real cluster the key is ignored.
+ * docs/simulated-cluster.md). Against a real cluster the key is ignored.
  *
  * A plain key describes the application, so it goes to the containers that run it: the
  * `session` container of a run pod, every `app-<name>` container of a watch pod (never the

@@ -1,5 +1,5 @@
 /**
- * The supervisor's figures, in one place (README "Logs and metrics" lists them and where each
+ * The supervisor's figures, in one place (docs/operating.md "Metrics" lists them and where each
  * is moved). Callers use the small functions below, never the metric objects, so a figure's
  * meaning is kept here. The api process never imports this module: it shows only its own
  * figures (src/metrics/exposition.ts) and the defaults.

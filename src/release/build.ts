@@ -4,7 +4,7 @@
  * page's files are copied beside their module, and then each process entry is bundled over its
  * own compiled file: one file holding every module it imports, tree-shaken and minified.
  *
- * Why bundle (issue 13, memory): client-node's index loads every generated API and model,
+ * Why bundle (memory, docs/benchmarks.md): client-node's index loads every generated API and model,
  * about 1,500 modules, for the handful the supervisor calls. Loaded one by one they hold about
  * 57 MiB of the supervisor's idle 140 MiB; bundled, it idles at about 83 MiB. Paths the code
  * resolves at run time go through src/install-layout.ts, which a bundle does not move.

@@ -1,5 +1,5 @@
 /**
- * Session admission (contract.md §3.4–3.6): everything between a schema-valid request and a
+ * Session admission (docs/api.md "Creating a session"): everything between a schema-valid request and a
  * registered session, in the contract's order, as pure functions of the request and a
  * snapshot of the runner's state. Capacity (step 10) is the registry's. A refusal is raised as
  * a Problem.
@@ -22,7 +22,7 @@ export type SessionPlan = {
   mode: SessionMode;
   apps: ResolvedApp[];
   agent: CatalogEntry | undefined;
-  /** A notice for the stream's first event (the dropped agent, §8.3). */
+  /** A notice for the stream's first event (the dropped agent, docs/api.md "Agents"). */
   notice: string | undefined;
   env: Record<string, string>;
   config: Record<string, unknown> & { image: string; pullPolicy: string };
@@ -42,7 +42,7 @@ export type AdmissionContext = {
   validateAppName: ((name: string) => string | undefined) | undefined;
 };
 
-/** The terms gate (§3.5): the header must equal the version exactly. */
+/** The terms gate (docs/api.md "Terms"): the header must equal the version exactly. */
 export function termsGate(terms: Terms | undefined, acceptedTerms: string | undefined): void {
   if (!terms || acceptedTerms === terms.version) return;
   throw new Problem("terms_required", "terms_required", "the usage terms must be accepted", { terms });
@@ -115,7 +115,7 @@ export function planSession(
   };
 }
 
-/** `POST /v1/apps/:name/sessions` (§3.6): the unknown-app check comes before the terms gate. */
+/** `POST /v1/apps/:name/sessions` (docs/api.md "Apps door"): the unknown-app check comes before the terms gate. */
 export function planAppSession(
   name: string,
   body: AppSessionBody,
@@ -150,7 +150,7 @@ export function planAppSession(
   };
 }
 
-/** App resolution (§3.4.1): names, reserved names, duplicates, entries, session-wide ports. */
+/** App resolution (docs/api.md "Creating a session"): names, reserved names, duplicates, entries, session-wide ports. */
 export function resolveApps(
   specs: { name: string; entryRelativePath: string; ports?: PortMapping[]; io?: "tty" | "streams" }[],
   validateAppName?: (name: string) => string | undefined,
@@ -187,7 +187,7 @@ export function resolveApps(
 }
 
 /**
- * The workload's env (§3.4.2): TELO_REGISTRY_URL from the body's env, else the config's
+ * The workload's env (docs/api.md "Creating a session"): TELO_REGISTRY_URL from the body's env, else the config's
  * registryUrl, else the runner's default; TELO_CACHE_DIR never passes.
  */
 export function workloadEnv(

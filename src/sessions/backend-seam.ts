@@ -1,5 +1,5 @@
 /**
- * The backend seam (contract.md §14, kubernetes.md §0.1): how the core asks a backend to run
+ * The backend seam (docs/architecture.md "The backend seam"): how the core asks a backend to run
  * a session's workload and how the backend reports back. The Kubernetes backend implements
  * it; tests use a scripted backend.
  */
@@ -29,7 +29,7 @@ export type StartSpec = {
   createdAt: string;
   mode: SessionMode;
   apps: ResolvedApp[];
-  /** Final workload env (contract.md §3.4.2). */
+  /** Final workload env (docs/api.md "Creating a session"). */
   env: Record<string, string>;
   /** The session config as sent, extra keys included. */
   config: Record<string, unknown> & { image: string; pullPolicy: string };
@@ -78,7 +78,7 @@ export type Workload = {
   suspend?(): Promise<void>;
 };
 
-/** What the backend contributes to /v1/capabilities (contract.md §7). */
+/** What the backend contributes to /v1/capabilities (docs/api.md "Capabilities"). */
 export type BackendDescription = {
   displayName: string;
   description: string;

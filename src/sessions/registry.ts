@@ -1,5 +1,5 @@
 /**
- * The session registry (contract.md §4.2–4.3): capacity over every retained entry, eviction
+ * The session registry (docs/api.md "The registry"): capacity over every retained entry, eviction
  * of the oldest reclaimable one (terminal by exitedAt, suspended by when it went idle), and
  * the retention timers armed by status changes. Timers never keep the process alive.
  */
@@ -31,7 +31,7 @@ export class Registry {
     return this.#sessions.size;
   }
 
-  /** Live watch sessions: mode watch, not terminal, not suspended (contract.md §3.4 step 7). */
+  /** Live watch sessions: mode watch, not terminal, not suspended (docs/api.md "Creating a session"). */
   liveWatchCount(): number {
     return this.all().filter(
       (session) => session.mode === "watch" && !session.terminal && session.status.kind !== "suspended",
@@ -54,7 +54,7 @@ export class Registry {
     this.#sessions.set(session.id, session);
   }
 
-  /** Re-arms or cancels the retention timer after a status change (contract.md §4.2). */
+  /** Re-arms or cancels the retention timer after a status change (docs/api.md "The registry"). */
   statusChanged(session: Session, status: RunStatus, now: Date): void {
     if (isTerminal(status)) {
       session.exitedAt = now;

@@ -1,5 +1,5 @@
 /**
- * The per-session reload budget (contract.md §3.9): a sliding 60 s window shared by workspace
+ * The per-session reload budget (docs/api.md "Watch sessions"): a sliding 60 s window shared by workspace
  * writes and reloads. Only admitted requests are recorded, so a client hammering while
  * limited does not extend its own penalty.
  */

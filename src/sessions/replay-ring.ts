@@ -1,5 +1,5 @@
 /**
- * A replay buffer bounded by bytes (contract.md §4.5): ids start at 1 and are never reused;
+ * A replay buffer bounded by bytes (docs/api.md "The registry"): ids start at 1 and are never reused;
  * the oldest entries go first, but the newest entry is always kept even if it alone exceeds
  * the cap. Readers hold a cursor (the last id they consumed) rather than a queue of their
  * own, so a slow reader costs nothing beyond the shared buffer: if it falls behind the

@@ -1,8 +1,8 @@
 /**
- * The run projection (contract.md §8.4): per-app generations derived from the kernel's
+ * The run projection (docs/api.md "Run outcomes"): per-app generations derived from the kernel's
  * lifecycle frames on the debug stream. Each generation gets exactly one `started` and at
  * most one terminal event (`completed` or `failed`); the reference's re-emission quirks are
- * deliberately not reproduced (spec/README.md).
+ * deliberately not reproduced (docs/decisions.md "Sessions and streams").
  */
 import type { DebugFrame, RunEvent, RunTrigger } from "../contract/wire.ts";
 

@@ -25,7 +25,7 @@ import { RunProjection } from "./run-projection.ts";
 export type EventRecord = { type: RunEvent["type"]; json: string; terminal: boolean };
 export type ByteChunk = { tag: ByteStreamTag; bytes: Buffer };
 
-/** Chunks larger than this are split so one replay frame stays small (contract.md §4.5). */
+/** Chunks larger than this are split so one replay frame stays small (docs/api.md "The registry"). */
 export const MAX_CHUNK_BYTES = 64 * 1024;
 
 export class AppChannel {
@@ -225,9 +225,9 @@ export class Session {
   }
 
   /**
-   * Output for an app; unknown apps are dropped (contract.md §4.5). The first chunk of an
-   * event-loop turn goes out at once, so a keystroke's echo waits for no later turn (issue 13,
-   * terminal echo); chunks arriving after it within the same turn for the same app and stream
+   * Output for an app; unknown apps are dropped (docs/api.md "The registry"). The first chunk of an
+   * event-loop turn goes out at once, so a keystroke's echo waits for no later turn
+   * (the echo round trip); chunks arriving after it within the same turn for the same app and stream
    * are merged and go out at the turn's end: a terminal that echoes byte by byte would
    * otherwise cost a frame, a seq and a WebSocket message per byte on both processes. Every
    * event flushes first, so output always precedes the status that follows it.
@@ -265,7 +265,7 @@ export class Session {
   }
 
 
-  /** Applies an endpoint change to the app's ports before it is announced (contract.md §9.4). */
+  /** Applies an endpoint change to the app's ports before it is announced (docs/api.md "Debug and port events"). */
   applyEndpointChange(appName: string, change: EndpointChange): void {
     const app = this.apps.get(appName);
     if (!app) return;

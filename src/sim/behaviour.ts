@@ -23,7 +23,7 @@ const portList = v.pipe(
 );
 const bool = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(["true", "false"]), v.transform((s) => s === "true"));
 
-/** One schema per annotation key; README documents each. */
+/** One schema per annotation key; docs/simulated-cluster.md documents each. */
 const AnnotationSchemas = {
   "exit-code": int(0, 255),
   "run-ms": int(0, 86_400_000),

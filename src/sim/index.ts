@@ -1,6 +1,6 @@
 // The embedded simulated Kubernetes cluster: an API server that @kubernetes/client-node and
 // kubectl talk to unchanged, with a simulated kubelet, job controller, garbage collector, quota
-// and routing controllers, fault injection and request counters. See README "Simulated cluster".
+// and routing controllers, fault injection and request counters. See docs/simulated-cluster.md.
 import type { AddressInfo } from "node:net";
 import { rm } from "node:fs/promises";
 import { dirname } from "node:path";

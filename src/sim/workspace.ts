@@ -1,5 +1,5 @@
 // The watch pod's shared workspace volume (an in-memory file tree) and the `workspace`
-// container's HTTP surface over it (contract.md §8.5): list, change set, read, snapshot.
+// container's HTTP surface over it (docs/api.md "Watch sessions"): list, change set, read, snapshot.
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { posix } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * Serves a session's SSE stream (contract.md §5) to one follower of its event history (see
+ * Serves a session's SSE stream (docs/api.md "Event stream (SSE)") to one follower of its event history (see
  * ring-follower.ts): event frames by id, a gap frame when the follower fell behind, the end
  * after the terminal status, and heartbeats while the stream is quiet.
  */

@@ -121,7 +121,7 @@ export async function startInternalServer(options: {
   const { service, log } = options;
   const handlers = implementations(service);
   // Upgraded terminal sockets leave the HTTP server's books: closeAllConnections() does not
-  // see them, and server.close() would wait for them forever (issue 9, bug 1).
+  // see them, and server.close() would wait for them forever.
   const upgraded = new Set<Duplex>();
 
   /** The SSE stream: taken over here, since its answer is a stream rather than JSON. */

@@ -1,5 +1,5 @@
 /**
- * The supervisor process entry (kubernetes.md §1.4): configuration, the cluster, the routing
+ * The supervisor process entry (docs/operating.md "Processes"): configuration, the cluster, the routing
  * layer, the image picker, the bundle listener, the shared pod watch, the Kubernetes backend;
  * then boot housekeeping (re-adopt or reap what an earlier process left) and the internal socket.
  */
@@ -50,7 +50,7 @@ const api = kubeApi(cluster.kubeConfig);
 
 const decision = resolveRouting(kube.routing, routingNeedsProbe(kube.routing) ? await probeRoutingSupport(api) : undefined);
 if ("refusal" in decision) {
-  // A routing refusal is a configuration error (kubernetes.md §6.1): its message alone, exit 2.
+  // A routing refusal is a configuration error (docs/kubernetes.md "Services and routes"): its message alone, exit 2.
   process.stderr.write(`${decision.refusal}\n`);
   process.exit(2);
 }

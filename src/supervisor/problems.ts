@@ -1,4 +1,4 @@
-/** The refusals the supervisor's routes share (contract.md §4, §8.5). */
+/** The refusals the supervisor's routes share (docs/api.md "The registry", "Watch sessions"). */
 import { Problem } from "../contract/problem.ts";
 import { publicFailure } from "../contract/public-error.ts";
 

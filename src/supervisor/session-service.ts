@@ -26,11 +26,11 @@ import { WatchSupervisor } from "./watch-supervisor.ts";
 import { WatchSurface } from "./watch-surface.ts";
 
 export type SupervisorTimings = {
-  /** SSE heartbeat cadence (contract.md §5). */
+  /** SSE heartbeat cadence (docs/api.md "Event stream (SSE)"). */
   heartbeatMs: number;
-  /** Watch supervisor tick (contract.md §8.5). */
+  /** Watch supervisor tick (docs/api.md "Watch sessions"). */
   watchTickMs: number;
-  /** Resize coalescing window (contract.md §6.3). */
+  /** Resize coalescing window (docs/api.md "Terminal (WebSocket)"). */
   resizeThrottleMs: number;
 };
 
@@ -91,8 +91,8 @@ export class SessionService {
     try {
       return await this.backend.probe(config);
     } catch (error) {
-      // An unavailable backend is a report, never a 5xx (contract.md §3.3); the error's own
-      // text (a client library's) goes to the log only (issue 11, bug 7).
+      // An unavailable backend is a report, never a 5xx (docs/api.md "Routes"); the error's own
+      // text (a client library's) goes to the log only.
       this.log.warn("probe failed", { error });
       return { status: "unavailable", message: publicFailure("the availability check", error) };
     }

@@ -1,5 +1,5 @@
 /**
- * Serves one app's byte channel (contract.md §6) over an upgraded internal connection. The
+ * Serves one app's byte channel (docs/api.md "Terminal (WebSocket)") over an upgraded internal connection. The
  * api process relays the frames to its WebSocket client unchanged. Like the event stream, it
  * is a follower of a replay ring (ring-follower.ts), so replay and live bytes take the same
  * path: nothing is lost or duplicated between snapshot and subscription.
@@ -102,8 +102,8 @@ export function streamTerminal(
 }
 
 /**
- * The client's control frames: resizes, coalesced to one per throttle window (contract.md
- * §6.3), refused with an error frame on a streams app; anything else is ignored.
+ * The client's control frames: resizes, coalesced to one per throttle window (docs/api.md
+ * "Terminal (WebSocket)"), refused with an error frame on a streams app; anything else is ignored.
  */
 function controlHandler(session: Session, app: AppChannel, send: (frame: IoFrame) => boolean, throttleMs: number) {
   let pendingResize: { cols: number; rows: number } | undefined;

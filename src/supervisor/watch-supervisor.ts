@@ -1,5 +1,5 @@
 /**
- * The watch-session supervisor (contract.md §8.5): on every tick, a running watch session
+ * The watch-session supervisor (docs/api.md "Watch sessions"): on every tick, a running watch session
  * nobody has watched for the idle time is suspended (snapshot, then its workload goes), and
  * the others get their workspace checkpoint refreshed. One job per session at a time.
  */

@@ -1,5 +1,5 @@
 /**
- * The routes that exist only on a watch session (contract.md §3.8–3.11, §8.5): the workspace
+ * The routes that exist only on a watch session (docs/api.md "Watch sessions"): the workspace
  * passed through to the live workload, reloads, app-set changes and the resume. Each answers
  * with its result or raises a Problem.
  */
@@ -47,7 +47,7 @@ export class WatchSurface {
     for (const path of [...(changes.write ?? []).map((write) => write.path), ...(changes.delete ?? [])]) {
       if (normaliseRelativePath(path) === undefined) throw invalidPath(invalidPathMessage(path));
     }
-    // Forwarded as sent: paths are validated, not rewritten (contract.md §3.9).
+    // Forwarded as sent: paths are validated, not rewritten (docs/api.md "Watch sessions").
     return passThrough(() => workspace.apply(changes));
   }
 
@@ -123,7 +123,7 @@ export class WatchSurface {
     return workspace;
   }
 
-  /** Reloads and workspace writes share one budget per session (contract.md §8.5). */
+  /** Reloads and workspace writes share one budget per session (docs/api.md "Watch sessions"). */
   #spendBudget(session: Session, what: string): void {
     if (!session.reloadBudget.tryAdmit(Date.now())) {
       throw new Problem("rate_limited", "reload_rate_limited", `more than ${this.reloadLimit} ${what} in the last minute`);

@@ -1,7 +1,7 @@
 /**
  * The command-line client end to end: the real `k8s-runner` bin against the runner's two
- * processes on a simulated cluster. Simulated pods are scripted with `--simulate` (README
- * "Container behaviour"): what they print and the code they exit with.
+ * processes on a simulated cluster. Simulated pods are scripted with `--simulate`
+ * (docs/simulated-cluster.md "Container behaviour"): what they print and the code they exit with.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -81,7 +81,7 @@ describe("k8s-runner run", () => {
     expect(lines[0]).toMatchObject({ type: "session", sessionId: expect.stringMatching(/^[a-z2-7]{12}$/) });
     const statuses = lines.filter((l) => l.type === "event").map((l) => (l.event as { status?: { kind: string } }).status?.kind);
     expect(statuses).toContain("running");
-    // A non-zero exit is reported `failed` with the code in its message (kubernetes.md §2.8).
+    // A non-zero exit is reported `failed` with the code in its message (docs/kubernetes.md "Ends and failure messages").
     expect(statuses.at(-1)).toBe("failed");
     const output = lines.filter((l) => l.type === "output").map((l) => l.data).join("");
     expect(output).toContain("json out");

@@ -3,7 +3,7 @@
  * the apiserver's audit log shows no 403 for any call of the runner's ServiceAccount (but for
  * calls its RBAC allows, refused while the apiserver restarted), and every verb k8s/base grants
  * was used by some call, except the grants rbac-expectations.ts explains. The same log holds
- * the runner to one delete per object and no attach to an ended container (issue 9 bug 5).
+ * the runner to one delete per object and no attach to an ended container.
  */
 import { describe, expect, inject, it } from "vitest";
 import { rbacFindings, type RbacFindings } from "./fixture/audit.ts";

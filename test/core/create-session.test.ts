@@ -1,6 +1,6 @@
 /**
  * POST /v1/sessions and the apps door through real HTTP against both processes: validation
- * order and shapes, terms, admission refusals, the workload env (contract.md §3, §13).
+ * order and shapes, terms, admission refusals, the workload env (docs/api.md "Creating a session").
  */
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,6 +1,6 @@
 /**
  * Session lifecycle through both processes: start failures on the stream, stop and its
- * pre-start race, capacity and eviction, capabilities and probe (contract.md §3–4, §7, §13).
+ * pre-start race, capacity and eviction, capabilities and probe (docs/api.md).
  */
 import { describe, expect, it } from "vitest";
 import { RunnerError } from "../../src/client/index.ts";
@@ -53,7 +53,7 @@ describe("lifecycle", () => {
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const response = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}`, { method: "DELETE" });
     expect(response.status).toBe(500);
-    // The backend's own words stay in the log (issue 11, bug 7).
+    // The backend's own words stay in the log.
     expect(await response.json()).toEqual({ error: "stop_failed", message: "stopping the session failed; retry the DELETE" });
     liveIds.push(sessionId);
     const terminal = runner.client.terminal(sessionId);

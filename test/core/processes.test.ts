@@ -1,6 +1,6 @@
 /**
  * The two-process split under failure: the api process holds no state, and a missing
- * supervisor is answered with 503 at once rather than a hang (ARCHITECTURE.md).
+ * supervisor is answered with 503 at once rather than a hang (docs/architecture.md).
  */
 import { describe, expect, it } from "vitest";
 import { runnerForSuite } from "../support/suite-runner.ts";

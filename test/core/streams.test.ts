@@ -1,5 +1,5 @@
 /**
- * The SSE stream (contract.md §5) and the terminal WebSocket (§6) through both processes.
+ * The SSE stream and the terminal WebSocket (docs/api.md) through both processes.
  */
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "undici";

@@ -1,7 +1,7 @@
 /**
  * Watch sessions through both processes: admission, the workspace surface, reloads and the
- * shared budget, app-set changes, idle suspend with a checkpoint, and resume (contract.md
- * §3.9, §8).
+ * shared budget, app-set changes, idle suspend with a checkpoint, and resume (docs/api.md
+ * "Watch sessions").
  */
 import { describe, expect, it } from "vitest";
 import { type RunnerUnderTest } from "../support/processes.ts";

@@ -16,7 +16,7 @@ const READ = new Set([
 
 /**
  * Variables the code reads that no overlay sets, on purpose: their defaults are right for an
- * install, or they are per-install choices documented in the README's knobs.
+ * install, or they are per-install choices documented in docs/operating.md "Install knobs".
  */
 const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_MANAGED_BY: "must stay telo-k8s-runner: the session NetworkPolicy selects on it",
@@ -37,16 +37,16 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_BASE_IMAGE_INCLUDE: "optional regex",
   RUNNER_BASE_IMAGE_EXCLUDE: "optional regex",
   RUNNER_REGISTRY_PUSH_SECRET: "optional; an operator-managed dockerconfigjson Secret",
-  RUNNER_START_DEADLINE_SECONDS: "default 120 (kubernetes.md §2.4)",
+  RUNNER_START_DEADLINE_SECONDS: "default 120 (docs/kubernetes.md, Start)",
   RUNNER_CONSOLE: "off: the console lists every session; an operator turns it on in env",
   RUNNER_SIMULATED_CLUSTER: "only for the embedded simulated cluster of npm start; never in a real cluster",
-  RUNNER_API_TOKEN: "optional access control; a Secret the operator adds (README Security)",
+  RUNNER_API_TOKEN: "optional access control; a Secret the operator adds (docs/operating.md Security)",
   RUNNER_BIND_ADDRESS: "default 0.0.0.0: the Service reaches the pod IP",
-  RUNNER_CREATE_RATE_LIMIT: "optional; behind a proxy every client shares one address (README Security)",
+  RUNNER_CREATE_RATE_LIMIT: "optional; behind a proxy every client shares one address (docs/operating.md Security)",
   KUBERNETES_SERVICE_HOST: "set by the kubelet in every pod: the runner then uses its service account",
   KUBECONFIG: "outside a pod only; in the Deployment the service account is used",
   HOME: "outside a pod only: where ~/.kube/config is looked for",
-  RUNNER_WARM_POOL_SIZE: "off (0): each pool pod charges the session quota a run pod, which an operator sizes first (README Warm pool)",
+  RUNNER_WARM_POOL_SIZE: "off (0): each pool pod charges the session quota a run pod, which an operator sizes first (docs/kubernetes.md Warm pool)",
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: "default 600; only with the warm pool",
 };
 

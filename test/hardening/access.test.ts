@@ -1,5 +1,5 @@
 /**
- * Access control, off by default (issue 11): the bearer token (HTTP, SSE and WebSocket), the
+ * Access control, off by default (docs/operating.md "Access knobs"): the bearer token (HTTP, SSE and WebSocket), the
  * bind address, and the per-client create limit, through the real processes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The api process loads only what it serves (issue 9 bug 6, issue 13): neither the simulator
+ * The api process loads only what it serves (its memory, docs/benchmarks.md): neither the simulator
  * nor a Kubernetes client is reachable from its entries through any import, static or dynamic.
  * Read from the source's own import statements, so a new import that breaks this fails here;
  * and, for what no reading of import statements sees (a package that loads another), from the

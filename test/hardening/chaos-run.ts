@@ -1,5 +1,5 @@
 /**
- * The chaos run (issue 11), seeded and replayable: sessions are started and stopped while the
+ * The chaos run (docs/testing.md "The chaos and load runs"), seeded and replayable: sessions are started and stopped while the
  * simulated cluster's fault knobs fire at random (API errors, latency on every verb including
  * attach, dropped watches, 410s, cut attach streams, pods deleted behind the runner's back), the
  * supervisor is SIGKILLed and the api restarted. Afterwards every session has a terminal status

@@ -1,5 +1,5 @@
 /**
- * The full chaos run (issue 11) of `npm run test:soak`: 200 sessions (CHAOS_SESSIONS), the
+ * The full chaos run (docs/testing.md "The chaos and load runs") of `npm run test:soak`: 200 sessions (CHAOS_SESSIONS), the
  * supervisor SIGKILLed twice and the api restarted, on a fresh seed each time (printed in the
  * test's name; CHAOS_SEED=<seed> replays it). See chaos-run.ts for what it checks.
  */

@@ -1,5 +1,5 @@
 /**
- * The chaos run (issue 11) at the size `npm test` affords: 24 sessions with every fault knob on,
+ * The chaos run (docs/testing.md "The chaos and load runs") at the size `npm test` affords: 24 sessions with every fault knob on,
  * one supervisor SIGKILL and one api restart, on fixed seeds so that every run of the suite
  * replays the same plans (the full run, on fresh seeds, is chaos.soak.ts). See chaos-run.ts for
  * what it checks; states and counts only, so a loaded machine only takes longer.

@@ -1,5 +1,5 @@
 /**
- * `npm start` (src/main.ts) on a shared machine (issue 11 bugs 2, 5, 6; issue 9 bug 6): the
+ * `npm start` (src/main.ts) on a shared machine: the
  * simulated cluster in a process of its own, two runners side by side with nothing configured,
  * a socket directory or a socket another user or runner holds, a taken port, and a killed api
  * process taking its children with it.

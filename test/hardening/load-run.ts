@@ -1,5 +1,5 @@
 /**
- * The load run (issue 11): many concurrent session creations through both processes on the
+ * The load run (docs/testing.md "The chaos and load runs"): many concurrent session creations through both processes on the
  * simulated cluster, past the registry's capacity. Every answer is a 201 or the documented
  * `409 too_many_sessions`; the registry admits `capacity` sessions plus one for each that ended
  * (a start the loaded apiserver failed) and was evicted to make room; each runs (or failed to

@@ -1,5 +1,5 @@
 /**
- * Generated bad input (issue 11), through the real servers: request bodies, raw bodies and
+ * Generated bad input (docs/operating.md "Threat model"), through the real servers: request bodies, raw bodies and
  * content types, ids, queries and headers, WebSocket frames, internal-socket messages and frames,
  * bundle paths and archives. Every answer is a documented 4xx (or a success), every close a
  * documented code; neither process ever answers 5xx, crashes or hangs, and a 201 is a session
@@ -21,7 +21,7 @@ import { sessionBody } from "../support/session-body.ts";
 
 /** Statuses the contract documents for bad input (and the successes of good input). */
 const DOCUMENTED = new Set([200, 201, 202, 204, 400, 401, 403, 404, 409, 413, 415, 422, 428, 429]);
-/** Close codes a terminal may end with (README "API"). */
+/** Close codes a terminal may end with (docs/api.md "Terminal (WebSocket)"). */
 const CLOSE_CODES = new Set([1000, 1005, 1009, 4403, 4404, 4410]);
 
 const text = fc.oneof(

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (issue 11; issue 9 bug 1) and readiness, through the real processes: a
+ * Graceful shutdown (docs/operating.md "Readiness and shutdown") and readiness, through the real processes: a
  * supervisor with a terminal open still exits on SIGTERM, the api closes terminals with 1012
  * and ends event streams, and /v1/ready follows the supervisor while /v1/health does not.
  */
@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 describe("shutdown", () => {
-  it("a supervisor with an open terminal to a failed session still exits on SIGTERM (issue 9, bug 1)", async () => {
+  it("a supervisor with an open terminal to a failed session still exits on SIGTERM", async () => {
     runner = await startProcesses();
     const { sessionId } = await runner.client.createSession(sessionBody({ script: { startDelayMs: 200, startError: { stage: "start", message: "pod never started" } } }));
     const { closed } = await openSocket(`ws://127.0.0.1:${runner.port}/v1/sessions/${sessionId}/io`);

@@ -1,5 +1,5 @@
 /**
- * The simulated tty's line discipline stays linear in its input (issue 11, bug 2): a megabyte of
+ * The simulated tty's line discipline stays linear in its input: a megabyte of
  * stdin without a newline once became a million one-byte echo chunks, each a log entry and a
  * WebSocket frame, and wedged the process that ran the simulator.
  */

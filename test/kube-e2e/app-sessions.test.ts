@@ -1,5 +1,5 @@
 /**
- * A predefined-app session (contract.md §3.6, kubernetes.md §3) on both clusters: the catalog
+ * A predefined-app session (docs/api.md "Apps door"; docs/kubernetes.md "Run pods") on both clusters: the catalog
  * image runs by its own entrypoint, its terminal echoes, and a stop removes the pod. Runs on the
  * simulated cluster in `npm test` and on the real one in `npm run test:cluster`.
  */

@@ -1,5 +1,5 @@
 /**
- * Run, app and watch sessions are one engine with three descriptions (issue 10): the same start
+ * Run, app and watch sessions are one engine with three descriptions: the same start
  * deadline (RUNNER_START_DEADLINE_SECONDS, which watch pods once did not follow), the same stop
  * during a slow start, one delete per stop and the pod gone after it. Each guarantee is driven
  * through both processes for every mode, on a simulated cluster whose kubelet keeps every

@@ -1,6 +1,5 @@
 /**
- * The Kubernetes backend under faults injected into the simulated cluster (issue #4, "What must
- * be true"). Simulator-only: every test here needs its fault knobs or counters; the runner's
+ * The Kubernetes backend under faults injected into the simulated cluster . Simulator-only: every test here needs its fault knobs or counters; the runner's
  * processes killed under live sessions are in restarts.test.ts, which runs on both clusters.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,7 +48,7 @@ describe("faults", () => {
   });
 
   it("fails the start, summarised, when the API answers 500 to every attempt of the pod create", async () => {
-    // As many failures as the bounded retries try (issue 11 bug 10): the create gives up.
+    // As many failures as the bounded retries try: the create gives up.
     runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 500, count: CREATE_ATTEMPTS });
     const { sessionId } = await runner.client.createSession(sessionBody());
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
@@ -122,7 +121,7 @@ describe("faults", () => {
     await stopAndWaitGone(sessionId);
   });
 
-  // Found by the chaos run (issue 11): one 503 on the delete of an ended session's pod left it
+  // Found by the chaos run: one 503 on the delete of an ended session's pod left it
   // holding quota until the next supervisor's boot; it is retried until it goes.
   // Found by the warm-pool tests: an app that ended while the first attach was still reading the
   // log for what it printed before the attach had its output shown twice, once by that read and
@@ -147,7 +146,7 @@ describe("faults", () => {
     await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
 
-  // Found by the chaos run (issue 11): a pod that ended while no supervisor watched it (its
+  // Found by the chaos run: a pod that ended while no supervisor watched it (its
   // delete had failed, then the supervisor was killed) was re-adopted as a failed start and the
   // session stayed `starting`. Simulator-only: the pod must end exactly while the supervisor is down.
   it("ends a re-adopted session as its pod ended while the supervisor was down", async () => {
@@ -163,7 +162,7 @@ describe("faults", () => {
     });
     await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
   });
-  // Issue 9 bug 5, as the real cluster's audit log caught it: a pod the watch saw deleted behind
+  // As the real cluster's audit log caught it: a pod the watch saw deleted behind
   // the runner's back was deleted again (a 404). The only delete is the test's own.
   it("does not delete again a pod the watch saw deleted behind the runner's back", async () => {
     const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "image-pull": "fail" } }));
@@ -191,13 +190,13 @@ describe("Kubernetes API cost", () => {
     await eventsUntil(runner.client, warm.sessionId, isStatus("running"));
     // The attach and the log read after it are the last calls of a start.
     await waitFor("the first attach", () => runner.sim.counters().attachSessions === 1 || undefined);
-    // The log read that follows the attach (issue 11 bug 9) ends that start.
+    // The log read that follows the attach ends that start.
     await waitFor("the first log read", () => runner.sim.counters().requests["get pods/log"] === 1 || undefined);
     runner.sim.resetCounters();
     const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     await waitFor("the second attach", () => runner.sim.counters().attachSessions === 2 || undefined);
-    // After the attach opens, the log is read once for what the app printed before it (issue 11 bug 9).
+    // After the attach opens, the log is read once for what the app printed before it.
     await waitFor("the log read after the attach", () => runner.sim.counters().requests["get pods/log"] === 1 || undefined);
     const requests = runner.sim.counters().requests;
     const total = Object.values(requests).reduce((sum, count) => sum + count, 0);

@@ -1,6 +1,6 @@
 /**
- * The image build path through the runner's processes (kubernetes.md §2.10, spec/README.md
- * "Image delivery, both ways"): with RUNNER_IMAGE_REPOSITORY set, a run session reports build
+ * The image build path through the runner's processes (docs/kubernetes.md "Image builds",
+ * "Image delivery"): with RUNNER_IMAGE_REPOSITORY set, a run session reports build
  * progress, then provision progress and `running` on the built image; a failed build ends the
  * session with the build log's tail.
  *

@@ -1,6 +1,6 @@
 /**
- * The runner's processes killed or restarted under live sessions (issue #4, "What must be
- * true"): nothing is lost with the api process, a SIGKILLed supervisor re-adopts its sessions
+ * The runner's processes killed or restarted under live sessions (docs/kubernetes.md "Boot: adoption and
+ * reaping"): nothing is lost with the api process, a SIGKILLed supervisor re-adopts its sessions
  * from their pods, and pods no record explains are reaped at boot. Runs on the simulated cluster
  * in `npm test` and on the real one in `npm run test:cluster`.
  */
@@ -71,7 +71,7 @@ describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} clust
     expect(seen).toContain("gap");
   });
 
-  // Graceful shutdown (issue 11): a SIGTERMed supervisor leaves session pods for the next one.
+  // Graceful shutdown: a SIGTERMed supervisor leaves session pods for the next one.
   it("leaves a live session's pod running on SIGTERM, and the next supervisor re-adopts it", async () => {
     const sessionId = await running();
     await runner.stopSupervisor("SIGTERM");
@@ -91,7 +91,7 @@ describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} clust
     return sessionId;
   };
 
-  // Found by the chaos run (issue 11): an adopted start that failed was swallowed, leaving the
+  // Found by the chaos run: an adopted start that failed was swallowed, leaving the
   // session `starting` for good, with a workload whose stop did nothing.
   it("fails a re-adopted session whose pod is deleted behind the runner's back before it runs", async () => {
     const sessionId = await adoptedWhilePending();

@@ -1,7 +1,7 @@
 /**
  * Routing through the runner's processes: a session with ports gets a Service and an Ingress
  * owned by its pod, reports routed endpoints, and leaves nothing behind when stopped
- * (kubernetes.md §6). Runs on both clusters (the real one has no Ingress controller: nothing
+ * (docs/kubernetes.md "Services and routes"). Runs on both clusters (the real one has no Ingress controller: nothing
  * reports the Ingress admitted, and the endpoints come from the spec).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 /**
  * Run sessions through the runner's two processes: provision progress, running, the terminal,
- * reachability, stop and cleanup, and every way a pod ends (kubernetes.md §2, issue #4). Runs on
+ * reachability, stop and cleanup, and every way a pod ends (docs/kubernetes.md "Run pods"). Runs on
  * the simulated cluster in `npm test` and on the real one in `npm run test:cluster`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -52,8 +52,8 @@ describe(`run sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`
     [{ output: "all done\n", "exit-code": 0, "run-ms": 200 }, { kind: "exited", code: 0 }, "all done"],
     [{ output: "bad things\n", "exit-code": 3, "run-ms": 200 }, { kind: "exited", code: 3 }, "bad things"],
   ])("reports an app that exits: %j", async (simulate, status, output) => {
-    // A non-zero exit fails the pod, so it is a failure naming the container and its code (§2.8),
-    // with the log's tail as its termination message (FallbackToLogsOnError, issue 9 bug 8).
+    // A non-zero exit fails the pod, so it is a failure naming the container and its code (docs/kubernetes.md "Ends and failure messages"),
+    // with the log's tail as its termination message (FallbackToLogsOnError).
     const { sessionId } = await runner.client.createSession(kubeSessionBody(simulate));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     const end = events.at(-1);
@@ -68,10 +68,10 @@ describe(`run sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     const progress = events.filter((event) => event.type === "progress").map((event) => event.type === "progress" && event.message);
     expect(progress).toContain("Pulling image");
-    // The kubelet's own words while the pull fails, not only "Pulling image" (issue 9 bug 7).
+    // The kubelet's own words while the pull fails, not only "Pulling image".
     expect(progress).toContainEqual(expect.stringMatching(/^session: (ErrImagePull|ImagePullBackOff)/));
     const end = events.at(-1);
-    // "start" once: the stage prefix, not again in the message (issue 9 bug 7).
+    // "start" once: the stage prefix, not again in the message.
     expect(end?.type === "status" && end.status.kind === "failed" && end.status.message).toMatch(
       /^start: pod did not reach Running within the start deadline \(container "session" waiting: (ErrImagePull|ImagePullBackOff)/,
     );
@@ -81,7 +81,7 @@ describe(`run sessions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`
   // Simulator-only: on the real node the bundle fetch is busybox wget against the runner's own
   // listener, which nothing here can slow down; only `config.simulate` can hold an init container.
   if (!ON_REAL_CLUSTER) {
-    it("names what the pod waits on when the start deadline passes during a slow bundle fetch (issue 9 bug 2)", async () => {
+    it("names what the pod waits on when the start deadline passes during a slow bundle fetch", async () => {
       const { sessionId } = await runner.client.createSession(kubeSessionBody({ "run-ms.body-fetch": 60_000 }));
       const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
       expect(end).toEqual({

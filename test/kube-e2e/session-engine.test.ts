@@ -1,6 +1,6 @@
 /**
  * The session engine's pod-lifecycle guarantees through both processes and the simulated
- * cluster (issue 9 bugs 5, 9, 12; issue 11 bug 9): what a pod prints before its terminal is
+ * cluster (docs/kubernetes.md "The engine"): what a pod prints before its terminal is
  * attached, the terminal's size, one delete per stop, no re-attach to an ended container, and
  * the end of a run its kernel holds open for the debugger.
  */

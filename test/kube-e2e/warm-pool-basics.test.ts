@@ -1,5 +1,5 @@
 /**
- * The warm pool on both clusters (issue 13): on the real one this is what only a real control
+ * The warm pool on both clusters (docs/kubernetes.md "Warm pool"): on the real one this is what only a real control
  * plane can say, that pool pods pass the restricted Pod Security profile and start (the init
  * image's busybox copied, the waiting shell run by the kernel image, the stand-in included), and
  * that a claim needs no RBAC k8s/base does not grant (the tier's audit test reads every call).

@@ -1,5 +1,5 @@
 /**
- * The warm pool (issue 13) through the runner's two processes on the simulated cluster, whose
+ * The warm pool (docs/kubernetes.md "Warm pool") through the runner's two processes on the simulated cluster, whose
  * pool pods run the real waiting script (busybox sh, the claim long-poll, the bundle fetch, the
  * exec of the kernel): what a claim delivers, that a pod is claimed once, refills, adoption
  * after a restart, the cold fallback, an idle pod's replacement. Counts and states, no timings.

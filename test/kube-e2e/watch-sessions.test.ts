@@ -1,5 +1,5 @@
 /**
- * Watch sessions through the runner's two processes (kubernetes.md §4): a multi-app pod with its
+ * Watch sessions through the runner's two processes (docs/kubernetes.md "Watch pods"): a multi-app pod with its
  * workspace, reloads and container ends as run events, per-app terminals and their tags, app-set
  * changes, idle suspend and resume, stopped bring-ups, the co-resident agent, re-adoption after
  * a supervisor restart, and the one workspace-app ConfigMap all sessions share. Runs on the

@@ -1,5 +1,5 @@
 /**
- * The backend's probe (kubernetes.md §8.3) against the simulated cluster's API server: its
+ * The backend's probe (docs/kubernetes.md "Probe") against the simulated cluster's API server: its
  * answers keep the contract's wording, and the cluster's own reason for a failure reaches the
  * log instead of being dropped.
  */

@@ -7,7 +7,7 @@ import { waitFor } from "../support/wait.ts";
 
 const c = useCluster();
 
-/** The run pod the runner creates (kubernetes.md §2.3), trimmed to what admission looks at. */
+/** The run pod the runner creates (docs/kubernetes.md "Run pods"), trimmed to what admission looks at. */
 function runPod(name: string, hardened = true) {
   const sc = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ["ALL"] } };
   return {

@@ -1,5 +1,5 @@
 // Where a simulator is most easily wrong: behaviours of the real v1.36 apiserver and kubelet
-// (shared notes, real-cluster.md "What the real apiserver does that a simulator may not"), each
+// (what a real cluster run showed a simulator may get wrong), each
 // held here so the runner's tests meet them on the simulated cluster too.
 import { Attach, Exec, NodeV1Api, Watch, type V1Status } from "@kubernetes/client-node";
 import { PassThrough, Writable } from "node:stream";

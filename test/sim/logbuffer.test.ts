@@ -1,6 +1,6 @@
 /**
  * The simulated kubelet's container log (src/sim/logbuffer.ts): bounded by bytes, oldest dropped,
- * and linear in the number of entries (issue 11: a shift per dropped entry made a full buffer of
+ * and linear in the number of entries (a shift per dropped entry once made a full buffer of
  * 1-byte tty frames quadratic).
  */
 import { describe, expect, it } from "vitest";

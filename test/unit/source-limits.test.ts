@@ -1,5 +1,5 @@
 /**
- * The size limits of issue 10, kept by a test so that they hold after it: outside the simulated
+ * The project's size limits, kept by a test so that they hold: outside the simulated
  * cluster (src/sim/, a model of Kubernetes with its own shape), no source file of src/ or
  * handlers/ is over 400 lines and no function (declaration, method, arrow, accessor, constructor)
  * spans more than 80. A file or function that grows past them is a sign it does two jobs.

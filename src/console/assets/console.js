@@ -86,7 +86,7 @@ function describeEvent(event) {
   }
 }
 
-// Close codes after which reopening cannot help (contract.md §6.5); others (1006, 1011: an api
+// Close codes after which reopening cannot help (docs/api.md "Terminal (WebSocket)"); others (1006, 1011: an api
 // restart) reopen from the last byte shown, with backoff, and keys typed meanwhile wait.
 const FINAL_CLOSE_CODES = new Set([1000, 1001, 1005, 4403, 4404, 4410]);
 

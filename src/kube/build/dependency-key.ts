@@ -1,6 +1,6 @@
 /**
- * The dependency key of a bundle (contract.md §10.2) and the image tag derived from it
- * (kubernetes.md §2.10): a built image depends on the base image and on what `telo install`
+ * The dependency key of a bundle (docs/kubernetes.md "Image builds") and the image tag derived from it
+ * (docs/kubernetes.md "Image builds"): a built image depends on the base image and on what `telo install`
  * resolves — imports and controllers — not on resource bodies, so a body-only edit reuses it.
  */
 import { createHash } from "node:crypto";

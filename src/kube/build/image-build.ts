@@ -1,5 +1,5 @@
 /**
- * The image build path (kubernetes.md §2.10): when RUNNER_IMAGE_REPOSITORY is set, a run
+ * The image build path (docs/kubernetes.md "Image builds"): when RUNNER_IMAGE_REPOSITORY is set, a run
  * session runs a per-app image with its module closure installed, built once per dependency
  * key by a Kaniko Job in the build namespace and reused while the registry holds it.
  *

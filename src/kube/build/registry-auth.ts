@@ -1,5 +1,5 @@
 /**
- * The pure parts of the build path's image existence check (kubernetes.md §2.10): where to ask,
+ * The pure parts of the build path's image existence check (docs/kubernetes.md "Image builds"): where to ask,
  * with which Accept header, which credentials of the push Secret's `.dockerconfigjson` apply to
  * the registry, and how to follow a `WWW-Authenticate: Bearer` challenge to a token.
  */

@@ -1,6 +1,6 @@
 /**
  * The bundle archive the `body-fetch` / `context-fetch` init containers download and unpack with
- * busybox `tar xzf` (kubernetes.md §2.2): a gzip'd POSIX ustar archive, one header per file, no
+ * busybox `tar xzf` (docs/kubernetes.md "Run pods"): a gzip'd POSIX ustar archive, one header per file, no
  * directory entries (tar creates parents), every field deterministic (mode 0644, uid/gid 0,
  * mtime 0), so equal bundles give equal archives. Names over 100 bytes get a pax header.
  */

@@ -1,6 +1,6 @@
 /**
  * The bundle listener: a port of its own, apart from `/v1`, so that a NetworkPolicy can let
- * session pods reach it and nothing else of the runner (kubernetes.md §2.2, deploy.md §2.9).
+ * session pods reach it and nothing else of the runner (docs/kubernetes.md "Run pods"; docs/operating.md "What gets installed").
  * It also answers the supervisor's liveness probe.
  */
 import { type Server, type ServerResponse, createServer } from "node:http";

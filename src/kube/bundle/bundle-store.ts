@@ -1,5 +1,5 @@
 /**
- * Staged bundles (kubernetes.md §2.2): each an archive behind a one-time, expiring URL that a
+ * Staged bundles (docs/kubernetes.md "Run pods"): each an archive behind a one-time, expiring URL that a
  * session pod's init container downloads from the runner's bundle listener. In memory only.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";

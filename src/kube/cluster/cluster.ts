@@ -1,5 +1,5 @@
 /**
- * Which cluster the runner talks to (kubernetes.md §1.4 step 2, issue #3): in-cluster when it
+ * Which cluster the runner talks to (docs/operating.md "Processes"): in-cluster when it
  * runs in a pod, else the kubeconfig (KUBECONFIG or ~/.kube/config), else nothing — and then
  * `npm start` brings up the embedded simulated cluster and says so.
  */

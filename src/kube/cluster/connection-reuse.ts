@@ -3,7 +3,7 @@
  * kubeconfig's authentication by building a new http(s).Agent for every request, so no
  * connection is ever reused: each call (a pod create, an attach's log read, a delete) pays a
  * TCP connect and, on a real cluster, a TLS handshake, which shows most when many sessions
- * start at once (issue 13, cold start). This authentication applies the kubeconfig's exactly as
+ * start at once. This authentication applies the kubeconfig's exactly as
  * before and then puts one kept-alive agent in place of the fresh plain one, made again only
  * when the TLS material the kubeconfig hands out changes (a rotated client certificate). Proxy
  * agents are left alone.

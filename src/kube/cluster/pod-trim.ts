@@ -1,5 +1,5 @@
 /**
- * What the pod watch's cache keeps of a pod (issue 13, "Memory"): the cache holds every live
+ * What the pod watch's cache keeps of a pod (to bound its memory): the cache holds every live
  * session's pod for as long as the session lives, and a full pod object carries much the
  * supervisor never reads — managedFields, security contexts, resources, commands, probes,
  * volume mounts. Kept: all the metadata but managedFields (names, labels, the session record

@@ -1,5 +1,5 @@
 /**
- * The one pod watch of the whole runner (ARCHITECTURE.md, issue #4): a label-selected list and
+ * The one pod watch of the whole runner (docs/kubernetes.md "The pod watch"): a label-selected list and
  * watch over the session namespace, feeding a cache and per-pod subscribers. Sessions never
  * open watches of their own.
  *

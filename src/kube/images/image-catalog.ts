@@ -1,6 +1,6 @@
 /**
- * The base-image picker (contract.md §10.1): which tags of a Docker Hub repository the runner
- * offers as `config.image`, and the digest of a moving tag for the build path (§2.10).
+ * The base-image picker (docs/api.md "Capabilities"): which tags of a Docker Hub repository the runner
+ * offers as `config.image`, and the digest of a moving tag for the build path (docs/kubernetes.md "Image builds").
  * The tag rules and the offered list are pure functions; `DockerHubClient` does the fetching
  * through an injected `fetch`, and the refresh cadence belongs to its caller.
  */

@@ -1,5 +1,5 @@
 /**
- * The base-image picker's live list (contract.md §10.1): refreshed from Docker Hub at boot and
+ * The base-image picker's live list (docs/api.md "Capabilities"): refreshed from Docker Hub at boot and
  * then periodically; a failed refresh keeps the previous list, and before the first success
  * only the default image is offered.
  */

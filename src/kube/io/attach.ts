@@ -3,7 +3,7 @@
  * each binary message starts with a channel byte — 0 stdin, 1 stdout, 2 stderr, 3 error
  * Status, 4 resize). Written against the wire rather than client-node's Attach because that
  * one reports nothing when the socket closes without a status and sends no heartbeat
- * (notes/client-node.md); here every end of the stream settles `closed`, and pings detect a
+ * (a stream cut without a status goes unnoticed); here every end of the stream settles `closed`, and pings detect a
  * dead connection.
  */
 import type { KubeConfig, V1Status } from "@kubernetes/client-node";
@@ -99,7 +99,7 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
   trackAttachStream(closed);
   let status: V1Status | undefined;
   let alive = true;
-  // Started once the socket is open: a ping on a CONNECTING socket throws (issue 11 bug 1).
+  // Started once the socket is open: a ping on a CONNECTING socket throws.
   let heartbeat: NodeJS.Timeout | undefined;
 
   socket.on("pong", () => (alive = true));

@@ -1,5 +1,5 @@
 /**
- * The debug relay (contract.md §9.1, kubernetes.md §7.2): follows the kernel inspector's
+ * The debug relay (docs/api.md "Debug and port events"; docs/kubernetes.md "Reachability and the debug stream"): follows the kernel inspector's
  * `text/event-stream` inside a session pod and hands every parsed frame on. The pod may still be
  * booting or its kernel restarting, so every failure is answered the same way: wait and
  * reconnect, until the session's signal aborts; each reconnect says why on the debug log, and a
@@ -39,7 +39,7 @@ export const MAX_BLOCK_CHARS = 1024 * 1024;
 /**
  * What survives a reconnect: the id of the last frame handed on, and for streams without `id:`
  * lines (the real kernel's, which replays its whole buffer to every connection) the frames
- * handed on, so that a replay is recognised and not relayed twice (issue 9 bug 10).
+ * handed on, so that a replay is recognised and not relayed twice.
  */
 interface RelayState {
   lastId: number | undefined;

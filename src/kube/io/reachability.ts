@@ -1,5 +1,5 @@
 /**
- * Reachability (contract.md §9.2, kubernetes.md §7.1): whether an app's tcp ports accept
+ * Reachability (docs/api.md "Debug and port events"; docs/kubernetes.md "Reachability and the debug stream"): whether an app's tcp ports accept
  * connections, dialled at the pod IP from the runner. It proves "listening", not "routable"
  * (route health says that), and it stops watching a port at its first success.
  */

@@ -1,5 +1,5 @@
 /**
- * The warm pool's decisions, as pure functions over what the pod watch shows (issue 13): which
+ * The warm pool's decisions, as pure functions over what the pod watch shows (docs/kubernetes.md "Warm pool"): which
  * sessions a pool pod can serve, and what the pool must do now (pods to remove, pods to create,
  * pods a claim may take).
  */

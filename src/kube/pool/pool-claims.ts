@@ -1,5 +1,5 @@
 /**
- * The warm pool's side of the bundle listener (issue 13): each pool pod long-polls its own
+ * The warm pool's side of the bundle listener (docs/kubernetes.md "Warm pool"): each pool pod long-polls its own
  * route, `/internal/pool/<pod>?token=…`, with a 24-byte random token its spec carries, until the
  * runner hands it a claim. A claim is answered once, or, when its deliverer says so, again to
  * the next poll until the pod acknowledges it some other way (the warm pool: by fetching the

@@ -1,5 +1,5 @@
 /**
- * The warm pool (issue 13): keeps RUNNER_WARM_POOL_SIZE unclaimed pool pods ready, hands one
+ * The warm pool (docs/kubernetes.md "Warm pool"): keeps RUNNER_WARM_POOL_SIZE unclaimed pool pods ready, hands one
  * to a run session that it can serve, and refills in the background. Everything it knows about
  * its pods comes from the runner's one pod watch; what it decides is `plan.ts`'s.
  *

@@ -1,5 +1,5 @@
 /**
- * Whether a refused terminal attach is tried again (issue 9). While the control plane restarts,
+ * Whether a refused terminal attach is tried again. While the control plane restarts,
  * the apiserver is unreachable, answers 5xx, or listens before its authenticator and authorizer
  * have synced and answers 401 or 403 to calls its RBAC allows; so those are tried again with a doubling pause, a
  * bounded number of times. Anything else (400, 404: the container or its pod is no more) is

@@ -1,7 +1,7 @@
 /**
  * Whether a failed delete of a pod nobody else will delete (an ended session's, a failed
  * start's) is tried again: otherwise one 503 leaves the pod holding quota until the next
- * supervisor's boot (found by the chaos run, issue 11). A 429, a 5xx or no answer at all (a
+ * supervisor's boot (found by the chaos run). A 429, a 5xx or no answer at all (a
  * refused connection, the call deadline) is passing trouble; any other refusal is final.
  */
 import { httpStatusOf } from "../status/api-error.ts";

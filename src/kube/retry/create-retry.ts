@@ -1,5 +1,5 @@
 /**
- * Whether a failed pod create is tried again (issue 11 bug 10): a 429 or a 5xx is the
+ * Whether a failed pod create is tried again: a 429 or a 5xx is the
  * apiserver's passing trouble, so the create is retried with a doubling pause, a bounded number
  * of times, and never past the start deadline. Anything else (403 quota, 422) is final.
  */

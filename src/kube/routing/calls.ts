@@ -1,5 +1,5 @@
 /**
- * The routing layer's API calls (kubernetes.md §6): each with a deadline, and the
+ * The routing layer's API calls (docs/kubernetes.md "Services and routes"): each with a deadline, and the
  * create-or-replace every published object goes through.
  */
 import { withDeadline } from "../cluster/api.ts";

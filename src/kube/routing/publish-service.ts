@@ -1,4 +1,4 @@
-/** The session Service (kubernetes.md §4.6, §6.2), owned by the session pod. */
+/** The session Service (docs/kubernetes.md "Services and routes"), owned by the session pod. */
 import type { PortMapping } from "../../contract/wire.ts";
 import type { KubeApi } from "../cluster/api.ts";
 import { serviceName } from "../specs/names.ts";

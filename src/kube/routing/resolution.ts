@@ -1,5 +1,5 @@
 /**
- * Which routing layer carries session traffic, decided once at boot (kubernetes.md §6.1) from
+ * Which routing layer carries session traffic, decided once at boot (docs/kubernetes.md "Services and routes") from
  * the configuration and what the cluster offers. Configured intent (a Gateway name, then an
  * IngressClass, then a default-marked class) outranks installed APIs; genuine ambiguity refuses
  * to boot rather than guess, and a failed IngressClass list is never read as "none exist".
@@ -123,7 +123,7 @@ export function resolveRouting(config: RoutingConfig, probe?: RoutingProbe): Rou
   };
 }
 
-/** The boot log line of a decision (§1.4 step 5); refusals are printed by the config-error path instead. */
+/** The boot log line of a decision (docs/kubernetes.md "Services and routes"); refusals are printed by the config-error path instead. */
 export function routingLogEntry(decision: Exclude<RoutingDecision, { refusal: string }>): {
   level: "warn" | "info";
   message: string;

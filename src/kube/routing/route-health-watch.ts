@@ -1,5 +1,5 @@
 /**
- * Route health (kubernetes.md §6.3): the published hosts' routing objects read until each is
+ * Route health (docs/kubernetes.md "Services and routes"): the published hosts' routing objects read until each is
  * programmed or rejected, or the deadline passes; reported to the log (and a first read error
  * to the session's terminal).
  */
@@ -32,7 +32,7 @@ function pause(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 /**
- * §6.3: read every unsettled host now and then every 2 s. Programmed and rejected settle a host;
+ * Read every unsettled host now and then every 2 s. Programmed and rejected settle a host;
  * at the deadline every host still pending is unprogrammed. A read error is no verdict: the
  * first is reported once, the last is remembered as the deadline's reason unless a later verdict
  * was read, so a transient error is never blamed for a controller that simply did not answer.

@@ -26,7 +26,7 @@ export interface Router {
   /**
    * Polls until every host is settled, the route-ready deadline passes, or `signal` aborts, and
    * reports to the log; `onReadError` also hears the first read error's line (run sessions write
-   * it to the terminal, kubernetes.md §2.6).
+   * it to the terminal, docs/kubernetes.md "The engine").
    */
   watchRouteHealth(sessionId: string, hosts: PublishedHost[], signal: AbortSignal, onReadError?: (line: string) => void): void;
 }

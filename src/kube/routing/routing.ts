@@ -1,5 +1,5 @@
 /**
- * The routing seam (kubernetes.md §6): the routing objects of the layer chosen at boot (one
+ * The routing seam (docs/kubernetes.md "Services and routes"): the routing objects of the layer chosen at boot (one
  * Ingress per session, or one HTTPRoute per tcp port) and their route health; the session
  * Service is service.ts's.
  * Everything the runner creates here is owned by the session pod, so it is never deleted on
@@ -34,7 +34,7 @@ function publishedHosts(sessionId: string, ports: readonly PortMapping[], baseDo
 const PROBE_DEADLINE_MS = 10_000;
 
 /**
- * What the cluster offers for routing (§6.1 step 3), for `resolveRouting` at boot. Both probes
+ * What the cluster offers for routing (docs/kubernetes.md "Services and routes"), for `resolveRouting` at boot. Both probes
  * fail soft: a discovery error reads as "Gateway API not served", a list error is kept as an
  * error (never as "no IngressClass").
  */

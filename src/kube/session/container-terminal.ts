@@ -1,10 +1,10 @@
 /**
- * One container's terminal (kubernetes.md §2.6, §4.5) for run and watch sessions alike: the
+ * One container's terminal (docs/kubernetes.md "The engine", "Watch pods") for run and watch sessions alike: the
  * attach (its output joined per socket read, output-joiner.ts), what was printed before it
- * (from the pod log, issue 11 bug 9), the terminal size sent on every attach, keystrokes typed
+ * (from the pod log), the terminal size sent on every attach, keystrokes typed
  * before it, and the re-attach of a stream cut while the container still runs — never of a
- * container that has ended (issue 9 bugs 5 and 9) — retried while the control plane restarts
- * (issue 9, relist after the apiserver restarts).
+ * container that has ended — retried while the control plane restarts (an apiserver that
+ * comes back refuses attaches until it has synced).
  */
 import type { ByteStreamTag } from "../../contract/wire.ts";
 import { withDeadline } from "../cluster/api.ts";

@@ -1,6 +1,6 @@
 /**
- * What a watch app's kernel declares about its ports (contract.md §9.3) and the `endpoints`
- * report of an accepted change (kubernetes.md §4.6).
+ * What a watch app's kernel declares about its ports (docs/api.md "Debug and port events") and the `endpoints`
+ * report of an accepted change (docs/kubernetes.md "Services and routes").
  */
 import * as v from "valibot";
 import type { DebugFrame, PortMapping } from "../../contract/wire.ts";

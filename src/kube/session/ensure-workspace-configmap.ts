@@ -1,5 +1,5 @@
 /**
- * The content-addressed workspace-app ConfigMap every watch pod mounts (kubernetes.md §4.1).
+ * The content-addressed workspace-app ConfigMap every watch pod mounts (docs/kubernetes.md "ConfigMaps").
  */
 import { SessionStartError } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "../cluster/api.ts";

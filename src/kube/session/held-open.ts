@@ -1,7 +1,6 @@
 /**
  * A Telo kernel run with inspect holds a finished application open for its debugger and says
- * so on the terminal; the pod then lives on, so these words are how the run is known to be over
- * (issue 9 bug 12).
+ * so on the terminal; the pod then lives on, so these words are how the run is known to be over.
  */
 const HELD_OPEN = "[inspect] holding the application open";
 

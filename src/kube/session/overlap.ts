@@ -1,6 +1,6 @@
 /**
  * Joining what a container printed before its terminal was attached (read from the pod log)
- * with what the attach delivered meanwhile (issue 11 bug 9): the log was read after the attach
+ * with what the attach delivered meanwhile: the log was read after the attach
  * opened, so its end may repeat the attach's first bytes. Nothing is lost, nothing shown twice.
  */
 

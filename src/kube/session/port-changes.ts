@@ -1,6 +1,6 @@
 /**
  * Which ports a watch session routes, and how an app's ports change when a reload declares a
- * different set (kubernetes.md §4.6, §11.38). Ports are unique across the whole session, the
+ * different set (docs/kubernetes.md "Services and routes"). Ports are unique across the whole session, the
  * agent's included; a reload that would collide is rejected and reported, never dropped.
  */
 import type { PortMapping, ResolvedApp } from "../../contract/wire.ts";

@@ -1,5 +1,5 @@
 /**
- * Publishing a session pod's ports (kubernetes.md §2.6, §4.6) for every session kind: the
+ * Publishing a session pod's ports (docs/kubernetes.md "The engine", "Services and routes") for every session kind: the
  * Service over the ports, owned by the pod, then the routes, then route health until `signal`.
  */
 import type { PortMapping } from "../../contract/wire.ts";

@@ -1,5 +1,5 @@
 /**
- * What follows an app once its pod serves (contract.md §9): the kernel's debug stream and the
+ * What follows an app once its pod serves (docs/api.md "Debug and port events"): the kernel's debug stream and the
  * reachability of its tcp ports, both until `signal`. Shared by run and watch sessions.
  */
 import { type DebugFrame, isEventFrame, type PortMapping, type ReachabilityState } from "../../contract/wire.ts";
@@ -9,7 +9,7 @@ import { watchReachability } from "../io/reachability.ts";
 
 /**
  * Frames by which a kernel says its boot is over (it listens now, or never will). A kernel
- * fetching its modules can take longer than the 30 s reachability grace (issue 9 bug 11).
+ * fetching its modules can take longer than the 30 s reachability grace.
  */
 const BOOT_OVER = new Set(["Kernel.Started", "Kernel.PortsResolved", "Kernel.Stopped", "Kernel.RunFailed"]);
 /** A kernel that says nothing this long is taken as booted, so `unreachable` still comes. */

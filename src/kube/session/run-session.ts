@@ -1,5 +1,5 @@
 /**
- * A run or predefined-app session (kubernetes.md §2–3) as the engine runs it: one pod with one
+ * A run or predefined-app session (docs/kubernetes.md "Run pods") as the engine runs it: one pod with one
  * `session` container, Running is serving, a pod that ran and ended between two events still
  * ran; then terminal, routes, debug relay and reachability; its end is the session's end.
  */
@@ -36,7 +36,7 @@ export class RunSession {
   #pod: SessionPod | undefined;
   #terminal: ContainerTerminal | undefined;
   #finished = false;
-  /** Bug 12 bookkeeping: the kernel's notice seen, a run started on the debug stream, the end reported. */
+  /** A run held open for the debugger: the kernel's notice seen, a run started on the debug stream, the end reported. */
   #held = { open: false, runStarted: false, reported: false };
   #resolveDone!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
@@ -164,7 +164,7 @@ export class RunSession {
     return pod;
   }
 
-  /** The build path (§2.10) when the runner builds images; nothing otherwise. */
+  /** The build path (docs/kubernetes.md "Image builds") when the runner builds images; nothing otherwise. */
   async #builtImage(): Promise<{ builtImage?: string }> {
     const builder = this.#ctx.builder;
     if (!builder) return {};
@@ -204,7 +204,7 @@ export class RunSession {
     });
   }
 
-  /** §2.6, in order: running, attach, routing, debug relay, reachability. */
+  /** docs/kubernetes.md "The engine", in order: running, attach, routing, debug relay, reachability. */
   async #whenRunning(pod: V1Pod): Promise<void> {
     await this.#terminal!.open();
     if (this.#finished) return;
@@ -261,7 +261,7 @@ export class RunSession {
 
   /**
    * With inspect, a kernel holds a finished application open for its debugger, so the pod
-   * does not end: its words on the terminal say the run is over (issue 9 bug 12). The run
+   * does not end: its words on the terminal say the run is over. The run
    * they end must have started on the debug stream first, which may lag the terminal.
    */
   #reportHeldOpen(): void {
@@ -276,8 +276,8 @@ export class RunSession {
   }
 
   /**
-   * §2.4 step 5: clean up; the core reports the failure on the stream as `start: <message>`
-   * (the message does not say "start" again, issue 9 bug 7).
+   * A failed start: clean up; the core reports the failure on the stream as `start: <message>`
+   * (the message does not say "start" again).
    */
   async #failStart(pod: SessionPod, message: string): Promise<SessionStartError> {
     this.#finished = true;

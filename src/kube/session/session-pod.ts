@@ -1,8 +1,8 @@
 /**
- * One session pod's life (issue 10's engine): followed through the shared pod watch from
+ * One session pod's life (docs/kubernetes.md "The engine"): followed through the shared pod watch from
  * before its create, created with a deadline, driven to Running by the decisions of
  * `status/pod-decision.ts` (the start deadline included), then reported to its session on every
- * change, and deleted exactly once however many ways a stop arrives (issue 9 bug 5).
+ * change, and deleted exactly once however many ways a stop arrives.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { V1Pod } from "@kubernetes/client-node";
@@ -100,7 +100,7 @@ export class SessionPod {
   /**
    * One delete per pod, whoever asks and however often; a failed one may be asked again. None
    * at all for a pod the watch saw go (deleted behind the runner's back, or by an earlier call):
-   * the delete could only answer 404 (issue 9 bug 5).
+   * the delete could only answer 404.
    */
   delete(): Promise<void> {
     if (this.#seen && this.#deletion === undefined && !this.#ctx.watcher.get(this.name)) return Promise.resolve();

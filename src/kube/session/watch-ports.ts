@@ -1,5 +1,5 @@
 /**
- * A watch session's endpoints (kubernetes.md §4.3 step 9, §4.6): the `running` status, the
+ * A watch session's endpoints (docs/kubernetes.md "Watch pods", "Services and routes"): the `running` status, the
  * publish of every routed port, and the port changes its kernels declare on reload.
  */
 import type { DebugFrame, ResolvedApp, RunStatus } from "../../contract/wire.ts";
@@ -37,7 +37,7 @@ export class WatchPorts {
     return agent?.port !== undefined ? { name: agent.name, port: agent.port } : undefined;
   }
 
-  /** §4.3 step 9: every app's ports; the agent's endpoint separately, never among them. */
+  /** Every app's ports; the agent's endpoint separately, never among them. */
   runningStatus(apps: readonly ResolvedApp[]): RunStatus {
     const context = this.#endpointContext();
     const agent = this.#agentPort();
@@ -52,7 +52,7 @@ export class WatchPorts {
   }
 
   /**
-   * §4.6: the Service over every routed port (create-or-replace), then the routes, always (an
+   * Publishing: the Service over every routed port (create-or-replace), then the routes, always (an
    * empty set drops stale ones), then route health for the new hosts. Rejects with the API error.
    */
   async publish(runtime: WatchRuntime, apps: readonly ResolvedApp[]): Promise<void> {
@@ -70,7 +70,7 @@ export class WatchPorts {
     });
   }
 
-  /** §4.6 "port change on reload": diff, accept or reject, republish, report, then reach. */
+  /** A port change on reload: diff, accept or reject, republish, report, then reach. */
   onFrame(runtime: WatchRuntime, apps: ResolvedApp[], appName: string, frame: DebugFrame): void {
     const declared = declaredPorts(frame);
     const app = apps.find((candidate) => candidate.name === appName);

@@ -1,5 +1,5 @@
 /**
- * What one live watch pod holds (kubernetes.md §4): its terminals, relays and route health.
+ * What one live watch pod holds (docs/kubernetes.md "Watch pods"): its terminals, relays and route health.
  * Cleared on teardown, so a late callback of an old pod finds nothing.
  */
 import type { V1Pod } from "@kubernetes/client-node";
@@ -21,7 +21,7 @@ export type WatchRuntime = {
   routeHealth: AbortController | undefined;
   /** Set once the bring-up is over: the pod's changes are the session's from then on. */
   serving: boolean;
-  /** Apps whose container end was reported for this pod (§4.8: once per container per pod). */
+  /** Apps whose container end was reported for this pod (docs/kubernetes.md "Watch pods": once per container per pod). */
   ended: Set<string>;
 };
 

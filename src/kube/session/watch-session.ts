@@ -1,5 +1,5 @@
 /**
- * A watch session (kubernetes.md §4) as the engine runs it: one pod holding a shared workspace,
+ * A watch session (docs/kubernetes.md "Watch pods") as the engine runs it: one pod holding a shared workspace,
  * the runner-owned `workspace` container serving it, one `app-<name>` container per app
  * running `telo run --watch`, and optionally the co-resident agent. Serving means Running with
  * an IP and the workspace answering. What watch adds to the engine: the workspace seed, port
@@ -31,7 +31,7 @@ import { WatchPorts } from "./watch-ports.ts";
 import { releaseWatchRuntime, type WatchRuntime, watchRuntime } from "./watch-runtime.ts";
 import { restoreChangeSet, seedChangeSet, touchChangeSet } from "./workspace-seed.ts";
 
-/** §4.3 step 3: once Running, the workspace surface must answer, probed every half second. */
+/** Bring-up: once Running, the workspace surface must answer, probed every half second. */
 const WORKSPACE_READY_DEADLINE_MS = 120_000;
 const WORKSPACE_POLL_MS = 500;
 
@@ -40,7 +40,7 @@ export type WatchSessionOptions = {
   ttlSeconds: number;
 };
 
-/** Makes every pod name of this process unique even within one millisecond (§4.2). */
+/** Makes every pod name of this process unique even within one millisecond. */
 let podCounter = 0;
 
 /** Fresh on every pod (re)creation: the previous pod may still be terminating under its name. */
@@ -102,7 +102,7 @@ export class WatchSession {
   }
 
   /**
-   * §4.3: create the pod (or take the existing one), wait for it to serve, then attach, write
+   * Bring-up: create the pod (or take the existing one), wait for it to serve, then attach, write
    * `seed`, publish, relay and watch. Throws a SessionStartError; a pod created here is
    * deleted again on any failure after its create.
    */
@@ -163,7 +163,7 @@ export class WatchSession {
     return pod;
   }
 
-  /** §4.3 step 3: `GET /workspace` every poll interval until it answers or the deadline passes. */
+  /** Bring-up: `GET /workspace` every poll interval until it answers or the deadline passes. */
   async #waitForWorkspace(workspace: PodWorkspaceClient, signal: AbortSignal): Promise<void> {
     this.#callbacks.onProgress("boot", "Starting workspace");
     const deadline = performance.now() + WORKSPACE_READY_DEADLINE_MS;
@@ -200,7 +200,7 @@ export class WatchSession {
   }
 
   /**
-   * §4.3 steps 4–8: attach every app, seed, publish, relay, reach. Unlike the reference, the
+   * Going live: attach every app, seed, publish, relay, reach. Unlike the reference, the
    * apps are attached before the seed: their containers wait for their entries, so what a
    * kernel prints on its first load (a manifest error, say) reaches the terminal.
    */
@@ -239,7 +239,7 @@ export class WatchSession {
     }
   }
 
-  /** §4.5: one terminal per app; `tty` apps get one merged stream, `streams` apps stdout and stderr. */
+  /** One terminal per app; `tty` apps get one merged stream, `streams` apps stdout and stderr. */
   async #openTerminal(runtime: WatchRuntime, app: ResolvedApp): Promise<void> {
     const tty = app.io === "tty";
     const terminal = new ContainerTerminal(this.#ctx, {
@@ -253,7 +253,7 @@ export class WatchSession {
     await terminal.open();
   }
 
-  /** Every change of a pod past Running: during the bring-up its death ends the attempt; then §4.8. */
+  /** Every change of a pod past Running: during the bring-up its death ends the attempt; then status/watch-pod-status.ts decides. */
   #onPodChange(runtime: WatchRuntime, pod: V1Pod | undefined, decision: PodDecision | undefined, attempt: AbortController): void {
     if (this.#runtime !== runtime || this.#finished) return;
     if (!runtime.serving) {
@@ -302,13 +302,13 @@ export class WatchSession {
     return runtime;
   }
 
-  /** §4.4 teardown: the pod watch first, so the delete is not reported as the session failing. */
+  /** Teardown: the pod watch first, so the delete is not reported as the session failing. */
   async #teardown(): Promise<void> {
     const runtime = this.#releaseRuntime();
     if (runtime) await runtime.pod.delete();
   }
 
-  /** §4.4: the entry's own bytes written back, which the kernel's file watcher sees as a change. */
+  /** A reload: the entry's own bytes written back, which the kernel's file watcher sees as a change. */
   async #reload(appName: string): Promise<void> {
     const runtime = this.#runtime;
     const app = this.#apps.find((candidate) => candidate.name === appName);
@@ -318,7 +318,7 @@ export class WatchSession {
   }
 
   /**
-   * §4.4: a pod's containers are fixed at creation, so a new app set is a new pod: snapshot the
+   * An app-set change: a pod's containers are fixed at creation, so a new app set is a new pod: snapshot the
    * workspace, tear the pod down, bring up a new one with the snapshot written back instead of
    * the bundle (the workspace has moved on since the start). A failure ends the session and
    * reaches the caller, which logs and reports it: the old pod's delete refused, or the new

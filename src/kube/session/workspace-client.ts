@@ -1,5 +1,5 @@
 /**
- * The runner's client of a watch pod's workspace surface (contract.md §8.5, kubernetes.md §4.3):
+ * The runner's client of a watch pod's workspace surface (docs/api.md "Watch sessions"; docs/kubernetes.md "Watch pods"):
  * `http://<podIP>:8099`, reached over the pod network and never published. Each request gives
  * up after 30 s so a wedged workspace container cannot hang a session's routes or its bring-up.
  */
@@ -30,7 +30,7 @@ class WorkspaceRequestError extends Error {
 /**
  * The core's WorkspaceClient, plus what the bring-up and reload need: a signal to give up a
  * probe or a seed at once when the session is stopped, and the base64 read that lets a reload
- * write an entry back unchanged (§4.4).
+ * write an entry back unchanged (docs/kubernetes.md "Watch pods").
  */
 export type PodWorkspaceClient = WorkspaceClient & {
   tree(signal?: AbortSignal): Promise<WorkspaceTree>;

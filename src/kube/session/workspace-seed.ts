@@ -1,6 +1,6 @@
 /**
  * What a watch session writes into its workspace through the `workspace` container
- * (kubernetes.md §4.3–4.4, contract.md §8.5): the bundle plus the workspace marker on first
+ * (docs/kubernetes.md "Watch pods"; docs/api.md "Watch sessions"): the bundle plus the workspace marker on first
  * bring-up, a snapshot back after an app-set change, and the bytes of an entry to "touch" it
  * for a manual reload.
  */

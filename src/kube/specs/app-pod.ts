@@ -1,5 +1,5 @@
 /**
- * The predefined-app pod (kubernetes.md §3): a catalog image run by its own entrypoint, with no
+ * The predefined-app pod (docs/kubernetes.md "Run pods"): a catalog image run by its own entrypoint, with no
  * bundle, no init container and no volumes.
  *
  * Deviation from the reference, which set only `seccompProfile` at pod level: the session

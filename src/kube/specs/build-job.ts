@@ -1,5 +1,5 @@
 /**
- * The Kaniko build Job of the image build path (kubernetes.md §2.10). It runs in the build
+ * The Kaniko build Job of the image build path (docs/kubernetes.md "Image builds"). It runs in the build
  * namespace, which enforces the `baseline` Pod Security profile: Kaniko needs a writable root
  * filesystem and root, which `restricted` forbids. The fetch init container needs neither, so
  * it is hardened as far as `restricted` would ask.

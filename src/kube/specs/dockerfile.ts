@@ -1,5 +1,5 @@
 /**
- * The build context of the image build path (kubernetes.md §2.10): the bundle plus a generated
+ * The build context of the image build path (docs/kubernetes.md "Image builds"): the bundle plus a generated
  * Dockerfile at its root that installs the application's module closure into the image.
  */
 import type { BundleFile } from "../../contract/wire.ts";

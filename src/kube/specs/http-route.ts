@@ -1,5 +1,5 @@
 /**
- * The session HTTPRoutes of the Gateway API layer (kubernetes.md §6.2): ONE route PER tcp port,
+ * The session HTTPRoutes of the Gateway API layer (docs/kubernetes.md "Services and routes"): ONE route PER tcp port,
  * because a single route with several hostnames would send every host to its first matching
  * rule. Each attaches to the configured Gateway and forwards to the session Service.
  */
@@ -10,7 +10,7 @@ import { podOwnerReference, type RouteObjectInput } from "./owner.ts";
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
 
 /**
- * An HTTPRoute at the Gateway API version picked at boot (§6.1: v1, else v1beta1, else the
+ * An HTTPRoute at the Gateway API version picked at boot (docs/kubernetes.md "Services and routes": v1, else v1beta1, else the
  * group's preferred version); the fields the runner sets are the same in every version.
  */
 export type SessionHttpRoute = Omit<IHTTPRoute, "apiVersion"> & { apiVersion: string };

@@ -1,5 +1,5 @@
 /**
- * The session Ingress (kubernetes.md §6.2): ONE object per session with one rule per tcp port,
+ * The session Ingress (docs/kubernetes.md "Services and routes"): ONE object per session with one rule per tcp port,
  * each host `<port>-<id>.<base-domain>` routed to the session Service. UDP is never routed.
  */
 import type { V1Ingress } from "@kubernetes/client-node";

@@ -1,5 +1,5 @@
 /**
- * Resource ceilings (kubernetes.md §2.3, §11.1): requests can only lower them, never raise them,
+ * Resource ceilings (docs/kubernetes.md "Run pods"): requests can only lower them, never raise them,
  * and requests equal limits for cpu and memory so a session gets exactly what quota reserves.
  */
 import type { V1ResourceRequirements } from "@kubernetes/client-node";

@@ -1,6 +1,6 @@
 /**
- * Names, labels and selectors of every object the runner creates (kubernetes.md §0, §2.3,
- * §2.10, §4.1, §4.2, §6.2). Lookups and reaping select by label, never by name, so the label
+ * Names, labels and selectors of every object the runner creates (docs/kubernetes.md "Objects at a glance", "Run pods",
+ * docs/kubernetes.md "Image builds", "ConfigMaps", "Watch pods", "Services and routes"). Lookups and reaping select by label, never by name, so the label
  * keys below are the runner's contract with its own earlier processes: never rename them.
  */
 import { createHash } from "node:crypto";

@@ -1,6 +1,6 @@
 /**
  * Routing objects (Service, Ingress, HTTPRoutes) are owned by the session pod so the garbage
- * collector deletes them with it; the runner never deletes them explicitly (kubernetes.md §6.2).
+ * collector deletes them with it; the runner never deletes them explicitly (docs/kubernetes.md "Services and routes").
  */
 import type { V1OwnerReference } from "@kubernetes/client-node";
 import type { PortMapping } from "../../contract/wire.ts";

@@ -1,5 +1,5 @@
 /**
- * What every session pod shares (kubernetes.md §2.3, §3, §4.2, §11.2–3): metadata carrying the
+ * What every session pod shares (docs/kubernetes.md "Run pods", "Watch pods"): metadata carrying the
  * session record, the pod-level basics, the hardening blocks, env and port lists, image choice.
  */
 import type {
@@ -71,7 +71,7 @@ export const OPERATOR_CONTAINER_SECURITY: V1SecurityContext = {
 
 /**
  * The `session` container of a run or app pod: an interactive terminal, and a failure's last
- * words from its log when it writes no termination message (issue 9 bug 8).
+ * words from its log when it writes no termination message.
  */
 export const SESSION_CONTAINER_IO = {
   stdin: true,

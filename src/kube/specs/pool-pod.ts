@@ -1,5 +1,5 @@
 /**
- * The warm pool (issue 13): a run pod started before its session, and what turns it into one.
+ * The warm pool (docs/kubernetes.md "Warm pool"): a run pod started before its session, and what turns it into one.
  *
  * A pool pod is a cold run pod (run-pod.ts) with the session left out: the same hardening, the
  * default kernel image, the run ceilings, the same volumes, the same `session` container with

@@ -1,5 +1,5 @@
 /**
- * Create-or-replace bodies (kubernetes.md §6.2, §11.16): after a 409 on create, the runner reads
+ * Create-or-replace bodies (docs/kubernetes.md "Services and routes"): after a 409 on create, the runner reads
  * the existing object and replaces it with the new body plus what the API server requires to be
  * carried over.
  */

@@ -1,9 +1,9 @@
 /**
- * The run pod (kubernetes.md §2.3): one `session` container running `telo run` on the bundle
+ * The run pod (docs/kubernetes.md "Run pods"): one `session` container running `telo run` on the bundle
  * that the `body-fetch` init container downloads from the runner's bundle listener.
  *
- * Two image deliveries (spec/README.md): the plain kernel image resolving its modules in-pod
- * into a `telo-cache` emptyDir, or, on the build path (§2.10), the built image whose modules
+ * Two image deliveries (docs/kubernetes.md "Image delivery"): the plain kernel image resolving its modules in-pod
+ * into a `telo-cache` emptyDir, or, on the build path (docs/kubernetes.md "Image builds"), the built image whose modules
  * were installed into its own `/telo-cache` at build time — there the emptyDir would hide
  * them, so the cache stays the image's read-only layer and telo is told not to write to it.
  */
@@ -41,7 +41,7 @@ export interface RunPodInput {
   bundleUrl: string;
 }
 
-/** §2.1 / §2.10: a built image is content-addressed, so the node's copy is always right. */
+/** docs/kubernetes.md "Image delivery" / docs/kubernetes.md "Image builds": a built image is content-addressed, so the node's copy is always right. */
 function runContainerImage(input: Pick<RunPodInput, "session" | "defaultImage" | "builtImage">): ContainerImage {
   if (input.builtImage) return { image: input.builtImage, imagePullPolicy: "IfNotPresent" };
   return configuredImage(input.session.config, input.defaultImage);
@@ -78,7 +78,7 @@ export const KERNEL_ENV: readonly V1EnvVar[] = [
   { name: "TELO_CACHE_DIR", value: "/telo-cache" },
   { name: "HOME", value: "/home/telo" },
   { name: "npm_config_cache", value: "/home/telo/.npm" },
-  // npm's update check waits on DNS for a registry the pod may not reach (issue 9 bug 11).
+  // npm's update check waits on DNS for a registry the pod may not reach, delaying the kernel's start.
   { name: "npm_config_update_notifier", value: "false" },
   { name: "FORCE_COLOR", value: "1" },
 ];

@@ -1,6 +1,6 @@
 /**
  * The session record a pod carries so that a restarted supervisor can re-adopt it
- * (spec/README.md "Sessions survive a restart"). One JSON annotation holds what the pod spec
+ * (docs/kubernetes.md "The record on the pod"). One JSON annotation holds what the pod spec
  * does not say plainly. Environment values are deliberately absent: they may be secrets, and
  * they are in the container spec already, so the record keeps their names only.
  */
@@ -36,7 +36,7 @@ export const sessionRecordSchema = v.object({
 export type SessionRecord = v.InferOutput<typeof sessionRecordSchema>;
 
 /**
- * The strict reader of a session's opaque config bag (kubernetes.md §2.1): `image`, when present,
+ * The strict reader of a session's opaque config bag (docs/kubernetes.md "Image delivery"): `image`, when present,
  * a non-empty string; `pullPolicy`, when present, one of the three. Anything else throws — the
  * request gate has already refused it, so reaching here is a bug.
  */

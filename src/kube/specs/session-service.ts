@@ -1,5 +1,5 @@
 /**
- * The session Service (kubernetes.md §6.2): layer-neutral ClusterIP in front of the session pod,
+ * The session Service (docs/kubernetes.md "Services and routes"): layer-neutral ClusterIP in front of the session pod,
  * every declared port (tcp and udp) published under its own number. Routes point at it.
  */
 import type { V1Service } from "@kubernetes/client-node";

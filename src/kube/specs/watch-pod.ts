@@ -1,5 +1,5 @@
 /**
- * The watch pod (kubernetes.md §4.2): a shared `/workspace`, the runner-owned `workspace`
+ * The watch pod (docs/kubernetes.md "Watch pods"): a shared `/workspace`, the runner-owned `workspace`
  * container serving it on 8099, one `app-<name>` container per application running
  * `telo run --watch`, and optionally the co-resident `agent`.
  *

@@ -1,5 +1,5 @@
 /**
- * The workspace-app ConfigMap (kubernetes.md §4.1): the workspace application manifest that
+ * The workspace-app ConfigMap (docs/kubernetes.md "ConfigMaps"): the workspace application manifest that
  * every watch pod's `workspace` container runs, mounted read-only. Content-addressed by name,
  * so it is never updated and running sessions keep the manifest they booted with.
  */

@@ -1,5 +1,5 @@
 /**
- * Kubernetes API errors, summarised for clients (kubernetes.md §9). A reason never echoes the
+ * Kubernetes API errors, summarised for clients (docs/kubernetes.md "Kubernetes API errors"). A reason never echoes the
  * Status `message`, headers, audit ids or ServiceAccount names — only the HTTP code and the
  * one-word Status reason — while the message is still read (never shown) to tell an exhausted
  * quota from missing RBAC. Logs keep the raw error as the `cause`.

@@ -1,5 +1,5 @@
 /**
- * The endpoints a session reports to its client (kubernetes.md §6.4). A URL is offered only when
+ * The endpoints a session reports to its client (docs/kubernetes.md "Services and routes"). A URL is offered only when
  * a routing layer exists AND a base domain is set; otherwise the host is empty and the client
  * fills in the hostname of the runner it talks to. UDP is never routed.
  */

@@ -1,5 +1,5 @@
 /**
- * The session engine's decisions (issue 10): what one read of a session pod means, given where
+ * The session engine's decisions (docs/kubernetes.md "The engine"): what one read of a session pod means, given where
  * the session stands and the time. Pure; the engine passes the clock in and acts on the answer.
  */
 import type { V1Pod } from "@kubernetes/client-node";

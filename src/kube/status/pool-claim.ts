@@ -1,4 +1,4 @@
-/** The end of a session whose claimed warm pool pod never took its application (issue 13). */
+/** The end of a session whose claimed warm pool pod never took its application. */
 
 /** The failure message: what did not happen, by when, and that the pod is gone. */
 export function claimUnfetchedMessage(deadlineMs: number): string {

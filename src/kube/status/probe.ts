@@ -1,5 +1,5 @@
 /**
- * `probe()` answers (kubernetes.md §8.3): the session namespace readable → ready; otherwise a
+ * `probe()` answers (docs/kubernetes.md "Probe"): the session namespace readable → ready; otherwise a
  * namespace list tells an unreachable API from a missing namespace. (A namespace read refused
  * by RBAC while the list is allowed reads as missing: a known ambiguity.)
  */

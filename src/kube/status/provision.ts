@@ -1,5 +1,5 @@
 /**
- * Provision progress while a pod is Pending (kubernetes.md §2.5): the first waiting reason among
+ * Provision progress while a pod is Pending (docs/kubernetes.md "Start"): the first waiting reason among
  * init containers then containers, in words a user understands.
  */
 import type { V1Pod } from "@kubernetes/client-node";

@@ -1,5 +1,5 @@
 /**
- * Route health verdicts (kubernetes.md §6.3): whether a controller has programmed a session
+ * Route health verdicts (docs/kubernetes.md "Services and routes"): whether a controller has programmed a session
  * route, read from the route object's status. Route health reports; it never fails a session.
  */
 import type { V1Ingress } from "@kubernetes/client-node";

@@ -1,5 +1,5 @@
 /**
- * Run outcomes of watch sessions (kubernetes.md §4.8): an `app-<name>` container that
+ * Run outcomes of watch sessions (docs/kubernetes.md "Watch pods"): an `app-<name>` container that
  * terminates ends that app's run, not the session (the `workspace` container keeps the pod up).
  */
 import type { V1ContainerStateTerminated, V1Pod } from "@kubernetes/client-node";

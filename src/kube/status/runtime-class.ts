@@ -1,5 +1,5 @@
 /**
- * Whether RUNNER_RUNTIME_CLASS names a RuntimeClass the cluster has (issue 9 bug 4): the
+ * Whether RUNNER_RUNTIME_CLASS names a RuntimeClass the cluster has: the
  * apiserver's RuntimeClass admission refuses every pod that names a missing one (403 `pod
  * rejected: RuntimeClass "<name>" not found`), so it is found at boot and in `/v1/probe` by a
  * dry-run pod create instead. The dry run needs only the `create pods` the runner already has

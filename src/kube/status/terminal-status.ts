@@ -1,6 +1,6 @@
 /**
  * The terminal status of a finished session pod and the client-safe account of why a pod failed
- * (kubernetes.md §2.8, §11.10–11).
+ * (docs/kubernetes.md "Ends and failure messages").
  */
 import type { V1ContainerState, V1Pod } from "@kubernetes/client-node";
 import type { RunStatus } from "../../contract/wire.ts";

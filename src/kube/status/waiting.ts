@@ -1,5 +1,5 @@
 /**
- * What a pod that has not reached Running is waiting on (issue 9 bugs 2 and 7): named in the
+ * What a pod that has not reached Running is waiting on: named in the
  * start-deadline failure, and the kubelet's own words for a pull in trouble as progress.
  */
 import type { V1Pod } from "@kubernetes/client-node";

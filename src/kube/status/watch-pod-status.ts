@@ -1,5 +1,5 @@
 /**
- * When a serving watch pod's session has ended (kubernetes.md §4.8); its bring-up is the
+ * When a serving watch pod's session has ended (docs/kubernetes.md "Watch pods"); its bring-up is the
  * engine's (pod-decision.ts). App containers ending is a run outcome (see run-ended.ts), never
  * a session end.
  */

@@ -1,7 +1,7 @@
 /**
- * The workspace application manifest (contract.md §8.5): the Telo Application every watch pod's
+ * The workspace application manifest (docs/api.md "Watch sessions"): the Telo Application every watch pod's
  * `workspace` container runs, serving the shared `/workspace` volume over HTTP on PORT. It ships
- * with the runner and reaches the pod as the content-addressed ConfigMap of kubernetes.md §4.1.
+ * with the runner and reaches the pod as the content-addressed ConfigMap of docs/kubernetes.md "ConfigMaps".
  *
  * Kept as a string constant rather than a .yaml file beside the code: tsc emits no YAML and the
  * runtime image carries only `dist/`, so a file read at startup would be missing there. The bytes

@@ -218,7 +218,7 @@ describe("building an image in the simulated cluster", () => {
   });
 
   it("refuses a bundle path the build context cannot hold", async () => {
-    // Long names fit (pax headers); a NUL byte never does (issue 11, bug 8).
+    // Long names fit (pax headers); a NUL byte never does.
     const bundle = { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml\u0000.bak", contents: "kind: X\n" }] };
     const { builder } = newBuilder(sim.cluster, buildConfig());
 

@@ -23,7 +23,7 @@ describe("attachContainer", () => {
   });
   afterAll(() => sim?.stop());
 
-  it("survives a heartbeat that comes due before a slow attach has opened (issue 11 bug 1)", async () => {
+  it("survives a heartbeat that comes due before a slow attach has opened", async () => {
     sim.faults.addLatency({ verb: "get", resource: "pods", subresource: "attach", ms: 400 });
     const output: Buffer[] = [];
     try {

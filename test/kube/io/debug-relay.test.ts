@@ -266,7 +266,7 @@ describe("relayDebugStream without id lines", () => {
       else res.write(text);
     };
 
-  it("never relays a frame twice when the inspector replays its whole buffer on reconnect (issue 9 bug 10)", async () => {
+  it("never relays a frame twice when the inspector replays its whole buffer on reconnect", async () => {
     // The kernel's inspector: every connection gets its buffer from the start, then new frames.
     const server = await inspector([
       answer(plain(1) + plain(2)),

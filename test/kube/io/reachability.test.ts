@@ -106,7 +106,7 @@ describe("watchReachability", () => {
 });
 
 describe("watchReachability while the kernel boots", () => {
-  it("starts the grace period only once the kernel has booted (issue 9 bug 11)", async () => {
+  it("starts the grace period only once the kernel has booted", async () => {
     const port = await freePort();
     const timings = { ...FAST, unreachableAfterMs: 0 };
     // Without a boot to wait for, a closed port is unreachable at the first failed attempt.

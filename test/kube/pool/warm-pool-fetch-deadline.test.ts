@@ -1,5 +1,5 @@
 /**
- * A claimed warm pool pod that never fetches its session's bundle (issue 13): the backend
+ * A claimed warm pool pod that never fetches its session's bundle (docs/kubernetes.md "Warm pool"): the backend
  * in-process against the simulated cluster, so that the claim's fetch deadline can be short.
  * Real sockets throughout: the pool pod's shell long-polls this test's bundle listener, and the
  * simulated pod network loses every claim answer sent to that pod. The session ends saying so,

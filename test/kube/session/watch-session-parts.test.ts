@@ -1,7 +1,8 @@
 /**
- * The pure parts of watch sessions: what a `Kernel.PortsResolved` frame declares (contract.md
- * §9.3), the `endpoints` report of a port change (kubernetes.md §4.6), the simulator annotations
- * a watch pod gets, and the shipped workspace-app manifest (contract.md §8.5).
+ * The pure parts of watch sessions: what a `Kernel.PortsResolved` frame declares (docs/api.md
+ * "Debug and port events"), the `endpoints` report of a port change (docs/kubernetes.md
+ * "Services and routes"), the simulator annotations a watch pod gets, and the shipped
+ * workspace-app manifest (docs/api.md "Watch sessions").
  */
 import { describe, expect, it } from "vitest";
 import { simulatedBehaviourAnnotations } from "../../../src/local-cluster/simulated-behaviour.ts";

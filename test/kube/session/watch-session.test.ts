@@ -1,9 +1,9 @@
 /**
  * A watch session driven in-process against the simulated cluster, so the backend's reports
  * can be read as the core receives them: an app container's end is reported once per container
- * per pod (§4.8), a pod that reaches its deadline fails the session, app-set changes queue,
- * suspend is quiet, a kernel's declared ports are accepted, rejected or dropped (§4.6), and
- * concurrent starts share one ConfigMap (§4.1).
+ * per pod (docs/kubernetes.md "Watch pods"), a pod that reaches its deadline fails the session, app-set changes queue,
+ * suspend is quiet, a kernel's declared ports are accepted, rejected or dropped (docs/kubernetes.md "Services and routes"), and
+ * concurrent starts share one ConfigMap (docs/kubernetes.md "ConfigMaps").
  */
 import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The warm pool's pure builders (issue 13): the pool pod is a run pod with the session left out,
+ * The warm pool's pure builders (docs/kubernetes.md "Warm pool"): the pool pod is a run pod with the session left out,
  * the claim script hands the kernel what a cold start does, the claim patch makes the pod the
  * session's. The claim script is read back with the simulated cluster's shell, which parses as sh.
  */

@@ -10,7 +10,7 @@ import {
 
 const pod = (text: string) => parse(text) as PodLike;
 
-/** The run pod of kubernetes.md §2.3: what the runner creates in the restricted namespace. */
+/** The run pod of docs/kubernetes.md "Run pods": what the runner creates in the restricted namespace. */
 const HARDENED = `
 apiVersion: v1
 kind: Pod
