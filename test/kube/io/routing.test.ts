@@ -173,7 +173,7 @@ describe("Ingress layer", () => {
     const first = await read();
     expect(ruleHosts(first)).toEqual([host(8080).host, host(3000).host]);
     expect(first.spec?.ingressClassName).toBe(CLAIMED_CLASS);
-    expect(first.metadata?.labels).toEqual({ "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/session-id": SESSION });
+    expect(first.metadata?.labels).toEqual({ "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "default", "telo.run/session-id": SESSION });
     expect(first.metadata?.ownerReferences?.map((ref) => ref.uid)).toEqual([owner.uid]);
 
     // The controller has written the Ingress's status since: the replace must still go through.
