@@ -32,7 +32,7 @@ export async function runWarmBench(mode: EntryMode, options: WarmOptions): Promi
     const template = runPod({
       session: { sessionId: "benchwarmaaa", mode: "run", createdAt: new Date().toISOString(), apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [], io: "tty" }], inspect: false, selfContained: false, config: {} },
       env: {},
-      settings: { namespace: SESSION_NAMESPACE, managedBy: "telo-k8s-runner", initImage: "busybox:stable", imagePullSecret: undefined, runtimeClass: undefined },
+      settings: { namespace: SESSION_NAMESPACE, managedBy: "telo-k8s-runner", ownerId: "default", initImage: "busybox:stable", imagePullSecret: undefined, runtimeClass: undefined },
       limits: { cpu: "500m", memory: "512Mi", ephemeralStorage: "1Gi", ttlSeconds: 3600 },
       defaultImage: "telorun/node:latest-slim",
       bundleUrl: "http://unused/internal/bundles/x?token=x",

@@ -13,6 +13,7 @@ import {
   regexVar,
   stringVar,
 } from "./env-values.ts";
+import { DEFAULT_OWNER_ID } from "../kube/specs/names.ts";
 
 const ROUTING_MODES = ["auto", "ingress", "gateway", "none"] as const;
 
@@ -82,6 +83,16 @@ export const kubeEnvSchema = v.object({
     stringVar("telo-k8s-runner"),
     v.regex(LABEL_VALUE, (issue) => `RUNNER_MANAGED_BY must be a Kubernetes label value, got '${String(issue.input)}'.`),
   ),
+  // The runner identity stamped on every object it creates (docs/ownership.md); unset, the one
+  // runner of an install owns all of it, unlabelled objects of earlier versions included.
+  RUNNER_OWNER_ID: v.pipe(
+    stringVar(DEFAULT_OWNER_ID),
+    v.regex(
+      LABEL_VALUE,
+      (issue) =>
+        `RUNNER_OWNER_ID must be a Kubernetes label value (at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit), got '${String(issue.input)}'.`,
+    ),
+  ),
   RUNNER_DISPLAY_NAME: stringVar("Telo Runner"),
   RUNNER_DESCRIPTION: stringVar("Runs the Telo application in a cloud environment"),
   RUNNER_IMAGE: stringVar("telorun/node:latest-slim"),
@@ -139,6 +150,7 @@ function sessionPodSettings(env: KubeEnv) {
   return settingsOf(env, {
     namespace: "RUNNER_SESSION_NAMESPACE",
     managedBy: "RUNNER_MANAGED_BY",
+    ownerId: "RUNNER_OWNER_ID",
     initImage: "RUNNER_INIT_IMAGE",
     imagePullSecret: "RUNNER_IMAGE_PULL_SECRET",
     runtimeClass: "RUNNER_RUNTIME_CLASS",

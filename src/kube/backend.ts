@@ -15,7 +15,7 @@ import { notOfferedMessage } from "./images/image-catalog.ts";
 import { withDeadline } from "./cluster/api.ts";
 import { CALL_DEADLINE_MS, deletePod } from "./cluster/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
-import { APP_CONTAINER_PREFIX, managedBySelector, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
+import { APP_CONTAINER_PREFIX, ownedObjects, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
 import { WarmPool } from "./pool/warm-pool.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
@@ -83,7 +83,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     async adoptSessions() {
       await reportMissingRuntimeClass(ctx);
       await ctx.watcher.ready;
-      const { adopt, reap, pool: poolPods } = partitionBootPods(ctx.watcher.pods());
+      const { adopt, reap, pool: poolPods } = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
       const { current, superseded } = newestPodPerSession(adopt);
       // With the pool off, pods of an earlier pool are nobody's.
       await reapPods(ctx, [...reap, ...superseded, ...(pool ? [] : poolPods)]);
@@ -226,21 +226,23 @@ async function reapPods(ctx: KubeContext, pods: V1Pod[]): Promise<void> {
 }
 
 /**
- * At boot: delete the workspace-app ConfigMaps neither the current manifest names nor any pod of
- * the namespace mounts (labelled or not). Housekeeping only: every failure is a warning.
+ * At boot: delete this runner's workspace-app ConfigMaps neither the current manifest names nor any
+ * pod of the namespace mounts (labelled or not). Housekeeping only: every failure is a warning.
  */
 async function sweepWorkspaceConfigMaps(ctx: KubeContext): Promise<void> {
-  const { namespace, managedBy } = ctx.config.sessionPods;
+  const stamp = ctx.config.sessionPods;
+  const namespace = stamp.namespace;
   const [pods, configMaps] = await Promise.allSettled([
     ctx.api.core.listNamespacedPod({ namespace }),
-    ctx.api.core.listNamespacedConfigMap({ namespace, labelSelector: managedBySelector(managedBy) }),
+    ctx.api.core.listNamespacedConfigMap({ namespace, labelSelector: ownedObjects(stamp).labelSelector }),
   ]);
   if (pods.status === "rejected" || configMaps.status === "rejected") {
     const error = pods.status === "rejected" ? pods.reason : (configMaps as PromiseRejectedResult).reason;
     ctx.log.warn("could not sweep workspace-app ConfigMaps", { reason: apiReason(error) });
     return;
   }
-  const stale = staleWorkspaceConfigMaps(configMaps.value.items, pods.value.items, workspaceConfigMapName(WORKSPACE_APP_MANIFEST));
+  const current = workspaceConfigMapName(WORKSPACE_APP_MANIFEST, stamp.ownerId);
+  const stale = staleWorkspaceConfigMaps(configMaps.value.items, pods.value.items, current, stamp);
   let swept = 0;
   await Promise.all(
     stale.map(async (name) => {

@@ -2,10 +2,13 @@
  * What the supervisor decides at boot about objects an earlier process left behind
  * (docs/kubernetes.md "Boot: adoption and reaping"): live session pods
  * whose record parses are re-adopted; warm pool pods go to the pool; only what neither explains
- * is reaped. Workspace ConfigMaps no pod mounts are swept.
+ * is reaped. Workspace ConfigMaps no pod mounts are swept. All of it only for this runner's own
+ * objects (its owner label; none for the default identity): another runner's sessions, pool
+ * pods and ConfigMaps in the same namespace are never adopted, pooled or deleted
+ * (docs/ownership.md).
  */
 import type { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
-import { LABEL, WORKSPACE_CONFIGMAP_PREFIX } from "./specs/names.ts";
+import { isOwnedBy, LABEL, type Stamp, WORKSPACE_CONFIGMAP_PREFIX } from "./specs/names.ts";
 import { parseSessionRecord, type SessionRecord } from "./specs/session-record.ts";
 
 export interface BootPods {
@@ -17,10 +20,15 @@ export interface BootPods {
   pool: V1Pod[];
 }
 
-/** Splits the managed pods of the session namespace into those to re-adopt and those to reap. */
-export function partitionBootPods(pods: readonly V1Pod[]): BootPods {
+/**
+ * Splits this runner's pods of the session namespace into those to re-adopt, to pool and to
+ * reap; other runners' pods are in none. The pod watch holds only this runner's pods already;
+ * the check is repeated here because the reap it feeds cannot be undone.
+ */
+export function partitionBootPods(pods: readonly V1Pod[], stamp: Stamp): BootPods {
   const result: BootPods = { adopt: [], reap: [], pool: [] };
   for (const pod of pods) {
+    if (!isOwnedBy(stamp, pod)) continue;
     const record = parseSessionRecord(pod);
     const deleting = pod.metadata?.deletionTimestamp !== undefined;
     if (record === undefined && !deleting && pod.metadata?.labels?.[LABEL.pool] === "true") result.pool.push(pod);
@@ -36,19 +44,22 @@ export function reapFailureMessage(failures: ReadonlyArray<{ name: string; messa
 }
 
 /**
- * Workspace ConfigMaps to delete: those named `telo-workspace-app-…` that are neither the
- * current manifest's nor mounted by any pod of the namespace (labelled or not).
+ * Workspace ConfigMaps to delete: this runner's own named `telo-workspace-app-…` that are
+ * neither the current manifest's nor mounted by any pod of the namespace (labelled or not, any
+ * runner's).
  */
 export function staleWorkspaceConfigMaps(
   configMaps: readonly V1ConfigMap[],
   pods: readonly V1Pod[],
   currentName: string,
+  stamp: Stamp,
 ): string[] {
   const keep = new Set([currentName]);
   for (const pod of pods) {
     for (const volume of pod.spec?.volumes ?? []) if (volume.configMap?.name) keep.add(volume.configMap.name);
   }
   return configMaps
+    .filter((configMap) => isOwnedBy(stamp, configMap))
     .map((configMap) => configMap.metadata?.name ?? "")
     .filter((name) => name.startsWith(WORKSPACE_CONFIGMAP_PREFIX) && !keep.has(name));
 }

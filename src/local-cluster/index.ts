@@ -15,7 +15,7 @@ export type LocalCluster = {
 };
 
 export async function startLocalCluster(env: NodeJS.ProcessEnv, options: SimulatedClusterOptions = {}): Promise<LocalCluster> {
-  const { sessionNamespace, buildNamespace, bundlePort } = loadLocalClusterLayout(env);
+  const { sessionNamespace, buildNamespace } = loadLocalClusterLayout(env);
   const cluster = await startSimulatedCluster(options);
   const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
   for (const [name, level] of [[sessionNamespace, "restricted"], [buildNamespace, "baseline"]] as const) {
@@ -23,17 +23,20 @@ export async function startLocalCluster(env: NodeJS.ProcessEnv, options: Simulat
       body: { metadata: { name, labels: { "pod-security.kubernetes.io/enforce": level, "pod-security.kubernetes.io/warn": level } } },
     });
   }
+  return { cluster, env: localClusterEnv(cluster, env) };
+}
+
+/** What a runner on this machine needs to use `cluster` (one already laid out), over `env`. */
+export function localClusterEnv(cluster: SimulatedCluster, env: NodeJS.ProcessEnv): Record<string, string> {
+  const { bundlePort } = loadLocalClusterLayout(env);
   const defined = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
   return {
-    cluster,
-    env: {
-      // Session pods fetch their bundle from the runner on this machine.
-      RUNNER_SELF_URL: `http://127.0.0.1:${bundlePort}`,
-      // Docker Hub is not the simulated cluster's business: offer the default image only.
-      RUNNER_BASE_IMAGE_CATALOG_ENABLED: "false",
-      ...defined,
-      KUBECONFIG: cluster.kubeconfigPath,
-      RUNNER_SIMULATED_CLUSTER: "true",
-    },
+    // Session pods fetch their bundle from the runner on this machine.
+    RUNNER_SELF_URL: `http://127.0.0.1:${bundlePort}`,
+    // Docker Hub is not the simulated cluster's business: offer the default image only.
+    RUNNER_BASE_IMAGE_CATALOG_ENABLED: "false",
+    ...defined,
+    KUBECONFIG: cluster.kubeconfigPath,
+    RUNNER_SIMULATED_CLUSTER: "true",
   };
 }

@@ -23,7 +23,7 @@ import { PoolClaims } from "../kube/pool/pool-claims.ts";
 import { createRouter, probeRoutingSupport } from "../kube/routing/routing.ts";
 import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/routing/resolution.ts";
 import { simulatedBehaviourAnnotations } from "../local-cluster/simulated-behaviour.ts";
-import { managedBySelector } from "../kube/specs/names.ts";
+import { ownedObjects } from "../kube/specs/names.ts";
 import { prepareSocketPath } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
@@ -66,7 +66,7 @@ const poolClaims = kube.warmPool.size > 0 ? new PoolClaims(kube.selfUrl) : undef
 const bundleServer = await startBundleServer(bundles, kube.bundlePort, undefined, poolClaims).catch(exitOnStartupRefusal);
 log.info("bundle listener ready", { port: bundleServer.port });
 
-const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, labelSelector: managedBySelector(kube.sessionPods.managedBy) }, log);
+const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, ...ownedObjects(kube.sessionPods) }, log);
 watcher.start();
 
 const backend = createKubeBackend(
@@ -78,7 +78,7 @@ const backend = createKubeBackend(
     poolClaims,
     router: createRouter(decision, api, kube, log),
     builder: kube.build
-      ? new ImageBuilder({ api, build: kube.build, bundles, log, managedBy: kube.sessionPods.managedBy, initImage: kube.sessionPods.initImage })
+      ? new ImageBuilder({ api, build: kube.build, bundles, log, stamp: kube.sessionPods, initImage: kube.sessionPods.initImage })
       : undefined,
     log,
     timings: { ...DEFAULT_KUBE_TIMINGS, startDeadlineMs: kube.startDeadlineMs },

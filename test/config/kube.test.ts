@@ -28,6 +28,7 @@ describe("loadKubeConfig", () => {
       sessionPods: {
         namespace: "telo-sessions",
         managedBy: "telo-k8s-runner",
+        ownerId: "default",
         initImage: "busybox:stable",
         imagePullSecret: undefined,
         runtimeClass: undefined,
@@ -211,6 +212,16 @@ describe("loadKubeConfig", () => {
         "RUNNER_MANAGED_BY must be a Kubernetes label value, got 'telo k8s runner'.",
       );
       expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_MANAGED_BY: "Telo_Runner.v2" }).sessionPods.managedBy).toBe("Telo_Runner.v2");
+    });
+
+    it("refuses an owner id that is not a label value, and reads a valid one (blank is the default)", () => {
+      for (const bad of ["runner a", "-runner", "runner/a", "r".repeat(64)]) {
+        expect(refusal({ RUNNER_SELF_URL: SELF_URL, RUNNER_OWNER_ID: bad })).toBe(
+          `RUNNER_OWNER_ID must be a Kubernetes label value (at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit), got '${bad}'.`,
+        );
+      }
+      expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_OWNER_ID: " Replica_2.eu " }).sessionPods.ownerId).toBe("Replica_2.eu");
+      expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_OWNER_ID: " " }).sessionPods.ownerId).toBe("default");
     });
 
     it("accepts every quantity form the apiserver does", () => {

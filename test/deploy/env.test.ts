@@ -20,6 +20,7 @@ const READ = new Set([
  */
 const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_MANAGED_BY: "must stay telo-k8s-runner: the session NetworkPolicy selects on it",
+  RUNNER_OWNER_ID: "default: the install's one runner owns all of its objects, unlabelled ones included (docs/ownership.md)",
   RUNNER_EXIT_TTL_MS: "default 4 h",
   RUNNER_REPLAY_BUFFER_BYTES: "default 5 MB",
   RUNNER_CORS_ORIGINS: "default *; the runner sits behind the control plane",

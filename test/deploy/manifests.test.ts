@@ -424,6 +424,7 @@ describe("containers the runner creates under the installed configuration", () =
     "build job pod": buildJob({
       build: config.build!,
       managedBy: config.sessionPods.managedBy,
+      ownerId: config.sessionPods.ownerId,
       initImage: config.sessionPods.initImage,
       tag: "0".repeat(32),
       contextUrl: bundleUrl,

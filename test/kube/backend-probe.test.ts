@@ -10,7 +10,7 @@ import { createKubeBackend } from "../../src/kube/backend.ts";
 import { BundleStore } from "../../src/kube/bundle/bundle-store.ts";
 import { DEFAULT_KUBE_TIMINGS } from "../../src/kube/context.ts";
 import { PodWatcher } from "../../src/kube/cluster/pod-watcher.ts";
-import { managedBySelector } from "../../src/kube/specs/names.ts";
+import { ownedObjects } from "../../src/kube/specs/names.ts";
 import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "../../src/kube/status/probe.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Backend } from "../../src/sessions/backend-seam.ts";
@@ -28,7 +28,7 @@ describe("the backend's probe", () => {
     const api = kubeApi(sim.kubeConfig());
     const config = loadKubeConfig({ RUNNER_SELF_URL: "http://127.0.0.1:1" });
     const log = createLogger("test", "debug", (line) => lines.push(JSON.parse(line) as LogLine));
-    const watcher = new PodWatcher(api, { namespace: "telo-sessions", labelSelector: managedBySelector(config.sessionPods.managedBy) }, log);
+    const watcher = new PodWatcher(api, { namespace: "telo-sessions", ...ownedObjects(config.sessionPods) }, log);
     backend = createKubeBackend(
       {
         api,

@@ -11,6 +11,7 @@ export const CREATED_AT = "2026-11-29T16:30:00.000Z";
 export const PLAIN_SETTINGS: SessionPodSettings = {
   namespace: "telo-sessions",
   managedBy: "telo-k8s-runner",
+  ownerId: "default",
   initImage: "busybox:stable",
   imagePullSecret: undefined,
   runtimeClass: undefined,

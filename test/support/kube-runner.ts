@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
-import { startLocalCluster } from "../../src/local-cluster/index.ts";
+import { localClusterEnv, startLocalCluster } from "../../src/local-cluster/index.ts";
 import type { SimulatedCluster, SimulatedClusterOptions } from "../../src/sim/index.ts";
 import { freePort } from "./ports.ts";
 import { capturedStderr, spawnTs, stopChild } from "./processes.ts";
@@ -51,7 +51,16 @@ export type ClusterRunner = {
 /** The runner on the simulated cluster, with the simulator itself. */
 export type KubeRunner = ClusterRunner & { sim: SimulatedCluster };
 
-type RunnerOptions = { env?: Record<string, string>; sim?: SimulatedClusterOptions };
+type RunnerOptions = {
+  env?: Record<string, string>;
+  sim?: SimulatedClusterOptions;
+  /**
+   * A runner already running whose cluster this one shares (its own processes, ports and
+   * socket): several runners against one cluster. Close it after this one, which leaves the
+   * cluster running.
+   */
+  beside?: ClusterRunner;
+};
 
 /** What the runner's processes need besides the cluster: ports and the internal socket. */
 async function processEnv(dir: string): Promise<{ port: number; bundlePort: number; env: Record<string, string> }> {
@@ -62,8 +71,13 @@ async function processEnv(dir: string): Promise<{ port: number; bundlePort: numb
 export async function startKubeRunner(options: RunnerOptions = {}): Promise<KubeRunner> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-kube-"));
   const { port, bundlePort, env: own } = await processEnv(dir);
-  const { cluster: sim, env } = await startLocalCluster({ ...own, ...options.env }, { podStartDelayMs: 20, backoffMs: 200, ...options.sim });
-  const runner = await startProcesses({ cluster: "simulated", kubeConfig: sim.kubeConfig(), runtimeClass: undefined, env, port, bundlePort, dir, stopCluster: () => sim.stop() });
+  const shared = options.beside && "sim" in options.beside ? (options.beside as KubeRunner).sim : undefined;
+  if (options.beside && !shared) throw new Error("a runner beside another on the simulated cluster needs that runner's simulator");
+  const { cluster: sim, env } = shared
+    ? { cluster: shared, env: localClusterEnv(shared, { ...own, ...options.env }) }
+    : await startLocalCluster({ ...own, ...options.env }, { podStartDelayMs: 20, backoffMs: 200, ...options.sim });
+  const stopCluster = shared ? async () => undefined : () => sim.stop();
+  const runner = await startProcesses({ cluster: "simulated", kubeConfig: sim.kubeConfig(), runtimeClass: undefined, env, port, bundlePort, dir, stopCluster });
   return Object.assign(runner, { sim });
 }
 
@@ -71,6 +85,7 @@ export async function startKubeRunner(options: RunnerOptions = {}): Promise<Kube
  * The runner against the cluster the run selects. On the real one it authenticates as its own
  * ServiceAccount (k8s/base's RBAC), pods fetch bundles from this machine over the bridge, and the
  * images are the local ones test/cluster/build.sh made; the test's own client is the admin.
+ * There is one real cluster, so every runner of a run shares it (`beside` changes nothing).
  */
 export async function startClusterRunner(options: RunnerOptions = {}): Promise<ClusterRunner> {
   if (!ON_REAL_CLUSTER) return startKubeRunner(options);

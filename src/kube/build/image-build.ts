@@ -31,7 +31,7 @@ import {
 } from "./registry-auth.ts";
 import { buildJob, builtImageReference } from "../specs/build-job.ts";
 import { buildContextFiles, dockerfile } from "../specs/dockerfile.ts";
-import { buildJobName, jobPodsSelector } from "../specs/names.ts";
+import { buildJobName, jobPodsSelector, type Stamp } from "../specs/names.ts";
 import { apiReason, isConflict, isNotFound } from "../status/api-error.ts";
 
 /** Each Kubernetes call gets this long; the typed clients have no timeout of their own. */
@@ -49,7 +49,8 @@ export interface ImageBuilderOptions {
   /** The store behind the bundle route; the build context is staged there as `build-<tag>`. */
   bundles: BundleStore;
   log: Logger;
-  managedBy: string;
+  /** The install and owner labels of the build Job and its pod. */
+  stamp: Stamp;
   /** RUNNER_INIT_IMAGE, for the Job's context-fetch init container. */
   initImage: string;
   /** Resolves the base tag's digest under pull policy `always`; Docker Hub by default. */
@@ -112,7 +113,7 @@ export class ImageBuilder {
   readonly #build: BuildConfig;
   readonly #bundles: BundleStore;
   readonly #log: Logger;
-  readonly #managedBy: string;
+  readonly #stamp: Stamp;
   readonly #initImage: string;
   readonly #hub: DockerHubClient;
   readonly #fetch: typeof undiciFetch;
@@ -125,7 +126,7 @@ export class ImageBuilder {
     this.#build = options.build;
     this.#bundles = options.bundles;
     this.#log = options.log;
-    this.#managedBy = options.managedBy;
+    this.#stamp = options.stamp;
     this.#initImage = options.initImage;
     this.#fetch = options.fetch ?? undiciFetch;
     this.#hub = options.hub ?? new DockerHubClient({ fetch: this.#fetch });
@@ -205,7 +206,7 @@ export class ImageBuilder {
     }
     const contextUrl = this.#bundles.stage(contextId, archive);
     try {
-      const job = buildJob({ build: this.#build, managedBy: this.#managedBy, initImage: this.#initImage, tag, contextUrl });
+      const job = buildJob({ build: this.#build, managedBy: this.#stamp.managedBy, ownerId: this.#stamp.ownerId, initImage: this.#initImage, tag, contextUrl });
       await this.#createJob(job);
       await this.#waitForJob(buildJobName(tag));
     } finally {

@@ -21,6 +21,11 @@ export type PodListener = (pod: V1Pod | undefined) => void;
 export type PodWatcherOptions = {
   namespace: string;
   labelSelector: string;
+  /**
+   * The pods of this runner among those the selector lets through (another runner's, under the
+   * default identity's wider selector: specs/names.ts ownedObjects); the others are never cached.
+   */
+  keep?: (pod: V1Pod) => boolean;
   /** Server-side bound of one watch; randomised a little so restarts do not align. */
   watchTimeoutSeconds?: number;
   /** Longest silence (no event, no bookmark) before the watch is presumed dead. */
@@ -169,7 +174,8 @@ export class PodWatcher {
 
   /** Cache and listeners see the same trimmed copy (pod-trim.ts says what it keeps). */
   #apply(name: string, received: V1Pod | undefined): void {
-    const pod = received && trimPod(received);
+    const kept = received && (this.options.keep?.(received) ?? true) ? received : undefined;
+    const pod = kept && trimPod(kept);
     if (pod) this.#pods.set(name, pod);
     else if (this.#pods.has(name)) this.#pods.delete(name);
     else return;

@@ -14,6 +14,7 @@ export interface ServicePublishInput {
   owner: OwnerPod;
   namespace: string;
   managedBy: string;
+  ownerId: string;
   /**
    * Watch sessions re-publish over a Service an earlier pod may have created: create-or-replace,
    * keeping the existing resourceVersion and clusterIP(s). Run sessions create it plainly.

@@ -87,13 +87,14 @@ interface LayerContext {
   api: KubeApi;
   namespace: string;
   managedBy: string;
+  ownerId: string;
   readyTimeoutMs: number;
   log: Logger;
 }
 
 /** The part of a route object's input every layer fills the same way. */
 function routeObjectInput(context: LayerContext, decision: { baseDomain: string }, input: PublishInput): RouteObjectInput {
-  return { ...input, namespace: context.namespace, managedBy: context.managedBy, baseDomain: decision.baseDomain };
+  return { ...input, namespace: context.namespace, managedBy: context.managedBy, ownerId: context.ownerId, baseDomain: decision.baseDomain };
 }
 
 type IngressDecision = Extract<RoutingDecision, { layer: "ingress" }>;
@@ -213,6 +214,7 @@ export function createRouter(decision: RoutingDecision, api: KubeApi, config: Ku
     api,
     namespace: config.sessionPods.namespace,
     managedBy: config.sessionPods.managedBy,
+    ownerId: config.sessionPods.ownerId,
     readyTimeoutMs: config.routing.readyTimeoutSeconds * 1000,
     log,
   };

@@ -11,8 +11,8 @@ import { CALL_DEADLINE_MS } from "../cluster/pod-calls.ts";
 
 /** Read → present → done; 404 → create, where a 409 means a concurrent creator wrote the same bytes. Never updated. */
 export async function ensureWorkspaceConfigMap(ctx: KubeContext): Promise<void> {
-  const { namespace, managedBy } = ctx.config.sessionPods;
-  const body = workspaceConfigMap({ manifest: WORKSPACE_APP_MANIFEST, namespace, managedBy });
+  const { namespace, managedBy, ownerId } = ctx.config.sessionPods;
+  const body = workspaceConfigMap({ manifest: WORKSPACE_APP_MANIFEST, namespace, managedBy, ownerId });
   const name = body.metadata!.name!;
   try {
     await withDeadline(ctx.api.core.readNamespacedConfigMap({ name, namespace }), CALL_DEADLINE_MS, `reading ConfigMap ${name}`);

@@ -27,6 +27,7 @@ export async function publishRoutes(ctx: KubeContext, input: PublishInput): Prom
       owner: input.owner,
       namespace: ctx.config.sessionPods.namespace,
       managedBy: ctx.config.sessionPods.managedBy,
+      ownerId: ctx.config.sessionPods.ownerId,
       replace: input.replace,
     });
   }

@@ -156,7 +156,7 @@ export class WatchSession {
       ttlSeconds: this.#ttlSeconds,
       defaultImage: config.defaultImage,
       nameSuffix,
-      workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST),
+      workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST, config.sessionPods.ownerId),
       ...(this.#spec.agent && { agent: this.#spec.agent }),
     });
     pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.extraPodAnnotations(spec) };

@@ -25,6 +25,7 @@ const FINISHED_JOB_TTL_SECONDS = 300;
 export interface BuildJobInput {
   build: BuildConfig;
   managedBy: string;
+  ownerId: string;
   /** RUNNER_INIT_IMAGE: needs sh, wget and tar. */
   initImage: string;
   /** The 32-hex dependency tag; the Job name and the image tag. */
@@ -44,7 +45,7 @@ const INSECURE_REGISTRY_FLAGS = ["--insecure", "--skip-tls-verify", "--insecure-
 
 export function buildJob(input: BuildJobInput): V1Job {
   const { build } = input;
-  const labels = buildLabels(input.managedBy);
+  const labels = buildLabels(input);
   const contextMount: V1VolumeMount = { name: "context", mountPath: CONTEXT_DIR };
 
   const contextFetch = fetchInitContainer({

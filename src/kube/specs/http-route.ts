@@ -38,7 +38,7 @@ export function sessionHttpRoutes(input: HttpRouteInput): SessionHttpRoute[] {
       metadata: {
         name: httpRouteName(input.sessionId, port),
         namespace: input.namespace,
-        labels: sessionLabels(input.managedBy, input.sessionId),
+        labels: sessionLabels(input, input.sessionId),
         ownerReferences: [podOwnerReference(input.owner)],
       },
       spec: {

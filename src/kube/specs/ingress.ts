@@ -27,7 +27,7 @@ export function sessionIngress(input: IngressInput): V1Ingress | undefined {
     metadata: {
       name: ingressName(input.sessionId),
       namespace: input.namespace,
-      labels: sessionLabels(input.managedBy, input.sessionId),
+      labels: sessionLabels(input, input.sessionId),
       ownerReferences: [podOwnerReference(input.owner)],
     },
     spec: {

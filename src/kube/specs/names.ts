@@ -1,7 +1,8 @@
 /**
  * Names, labels and selectors of every object the runner creates (docs/kubernetes.md "Objects at a glance", "Run pods",
  * docs/kubernetes.md "Image builds", "ConfigMaps", "Watch pods", "Services and routes"). Lookups and reaping select by label, never by name, so the label
- * keys below are the runner's contract with its own earlier processes: never rename them.
+ * keys below are the runner's contract with its own earlier processes: never rename them. Every
+ * object carries its install and owner (stampLabels); docs/ownership.md says what the owner scopes.
  */
 import { createHash } from "node:crypto";
 
@@ -12,7 +13,22 @@ export const LABEL = {
   build: "telo.run/build",
   /** An unclaimed warm pool pod; a claim replaces it with the session's labels. */
   pool: "telo.run/pool",
+  /** The runner identity (RUNNER_OWNER_ID) that created the object and alone adopts, pools or reaps it. */
+  owner: "telo.run/owner",
 } as const;
+
+/**
+ * The identity of a runner that names none. Objects written before the owner label existed carry
+ * none and are this identity's, so a single runner left at the default keeps everything of its
+ * install across an upgrade (docs/ownership.md).
+ */
+export const DEFAULT_OWNER_ID = "default";
+
+/** What every object the runner creates is stamped with: its install (managed-by) and, within it, the runner that owns it. */
+export interface Stamp {
+  managedBy: string;
+  ownerId: string;
+}
 
 /** The Job controller labels a Job's pods with this; the build log tail selects on it. */
 const JOB_NAME_LABEL = "job-name";
@@ -65,9 +81,12 @@ export function buildJobName(tag: string): string {
   return `telo-build-${tag}`;
 }
 
-/** Content-addressed: a new workspace manifest means a new ConfigMap, never an update. */
-export function workspaceConfigMapName(manifest: string): string {
-  const hash = createHash("sha256").update(manifest, "utf8").digest("hex");
+/**
+ * Content-addressed: a new workspace manifest means a new ConfigMap, never an update. The owner
+ * is part of the address, so two runners never share one and each sweeps only its own.
+ */
+export function workspaceConfigMapName(manifest: string, ownerId: string): string {
+  const hash = createHash("sha256").update(`${ownerId}\n${manifest}`, "utf8").digest("hex");
   return `${WORKSPACE_CONFIGMAP_PREFIX}${hash.slice(0, 12)}`;
 }
 
@@ -78,29 +97,46 @@ export function sessionHost(port: number, sessionId: string, baseDomain: string)
   return `${port}-${sessionId}.${baseDomain}`;
 }
 
-export function managedByLabels(managedBy: string): Record<string, string> {
-  return { [LABEL.managedBy]: managedBy };
+/** The labels of every object the runner creates; the routing objects and ConfigMaps carry these alone. */
+export function stampLabels(stamp: Stamp): Record<string, string> {
+  return { [LABEL.managedBy]: stamp.managedBy, [LABEL.owner]: stamp.ownerId };
 }
 
-export function sessionLabels(managedBy: string, sessionId: string): Record<string, string> {
-  return { ...managedByLabels(managedBy), [LABEL.sessionId]: sessionId };
+export function sessionLabels(stamp: Stamp, sessionId: string): Record<string, string> {
+  return { ...stampLabels(stamp), [LABEL.sessionId]: sessionId };
 }
 
-export function watchPodLabels(managedBy: string, sessionId: string): Record<string, string> {
-  return { ...sessionLabels(managedBy, sessionId), [LABEL.mode]: "watch" };
+export function watchPodLabels(stamp: Stamp, sessionId: string): Record<string, string> {
+  return { ...sessionLabels(stamp, sessionId), [LABEL.mode]: "watch" };
 }
 
-export function poolLabels(managedBy: string): Record<string, string> {
-  return { ...managedByLabels(managedBy), [LABEL.pool]: "true" };
+export function poolLabels(stamp: Stamp): Record<string, string> {
+  return { ...stampLabels(stamp), [LABEL.pool]: "true" };
 }
 
-export function buildLabels(managedBy: string): Record<string, string> {
-  return { ...managedByLabels(managedBy), [LABEL.build]: "true" };
+export function buildLabels(stamp: Stamp): Record<string, string> {
+  return { ...stampLabels(stamp), [LABEL.build]: "true" };
 }
 
-/** Everything this runner (under this managed-by value) created: the pod informer, boot adopt/reap, ConfigMap sweep. */
-export function managedBySelector(managedBy: string): string {
-  return `${LABEL.managedBy}=${managedBy}`;
+type Labelled = { metadata?: { labels?: Record<string, string> | undefined } | undefined };
+
+/** Whether this runner owns the object: its owner label, or none (written before the label existed) for the default identity. */
+export function isOwnedBy(stamp: Stamp, object: Labelled): boolean {
+  return (object.metadata?.labels?.[LABEL.owner] ?? DEFAULT_OWNER_ID) === stamp.ownerId;
+}
+
+/**
+ * What this runner may act on, for a list or watch: the pod watch, the ConfigMap sweep. A named
+ * identity is selected exactly; the default one also owns unlabelled objects, which no label
+ * selector can add to `owner=default`, so it selects the whole install and `keep` drops the
+ * objects of named identities. Every list through `labelSelector` is filtered with `keep`.
+ */
+export function ownedObjects(stamp: Stamp): { labelSelector: string; keep: (object: Labelled) => boolean } {
+  const install = `${LABEL.managedBy}=${stamp.managedBy}`;
+  return {
+    labelSelector: stamp.ownerId === DEFAULT_OWNER_ID ? install : `${install},${LABEL.owner}=${stamp.ownerId}`,
+    keep: (object) => isOwnedBy(stamp, object),
+  };
 }
 
 /** One session's objects (its pods across recreations, its HTTPRoutes). */

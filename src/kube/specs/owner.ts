@@ -16,6 +16,8 @@ export interface RouteObjectInput {
   sessionId: string;
   namespace: string;
   managedBy: string;
+  /** RUNNER_OWNER_ID, a label; `owner` is the pod the object belongs to. */
+  ownerId: string;
   owner: OwnerPod;
   ports: readonly PortMapping[];
   baseDomain: string;

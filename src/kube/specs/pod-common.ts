@@ -128,7 +128,7 @@ export function runSessionPod(
     metadata: sessionPodMetadata({
       name: runPodName(session.sessionId),
       settings,
-      labels: sessionLabels(settings.managedBy, session.sessionId),
+      labels: sessionLabels(settings, session.sessionId),
       session,
       env: input.env,
     }),

@@ -90,7 +90,7 @@ export function poolPod(input: PoolPodInput): V1Pod {
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: input.name, namespace: settings.namespace, labels: poolLabels(settings.managedBy) },
+    metadata: { name: input.name, namespace: settings.namespace, labels: poolLabels(settings) },
     spec: {
       ...sessionPodBasics(settings, poolPodDeadlineSeconds(input.maxIdleSeconds, input.limits.ttlSeconds)),
       securityContext: HARDENED_POD_SECURITY,
@@ -173,7 +173,7 @@ export interface ClaimInputPod extends Pick<RunPodInput, "session" | "settings" 
  */
 export function claimedPod(input: ClaimInputPod): V1Pod {
   const { pod } = input;
-  const metadata = sessionPodMetadata({ name: pod.metadata?.name ?? "", settings: input.settings, labels: sessionLabels(input.settings.managedBy, input.session.sessionId), session: input.session, env: input.env });
+  const metadata = sessionPodMetadata({ name: pod.metadata?.name ?? "", settings: input.settings, labels: sessionLabels(input.settings, input.session.sessionId), session: input.session, env: input.env });
   const started = pod.status?.startTime ? new Date(pod.status.startTime).getTime() : Number.NaN;
   const elapsed = Number.isFinite(started) ? Math.max(0, Math.ceil((input.now - started) / 1000)) : 0;
   return {

@@ -4,20 +4,21 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import type { PortMapping } from "../../contract/wire.ts";
-import { LABEL, managedByLabels, serviceName } from "./names.ts";
+import { LABEL, serviceName, stampLabels } from "./names.ts";
 import { podOwnerReference, type OwnerPod } from "./owner.ts";
 
 export interface ServiceInput {
   sessionId: string;
   namespace: string;
   managedBy: string;
+  ownerId: string;
   owner: OwnerPod;
   /** Every port of the session: all apps' ports, plus the agent's when it declares one. */
   ports: readonly PortMapping[];
 }
 
 /**
- * Labelled managed-by only (no session-id), so selecting by session id finds pods and routes,
+ * Labelled managed-by and owner only (no session-id), so selecting by session id finds pods and routes,
  * never the Service; the selector follows the session across watch-pod recreations.
  */
 export function sessionService(input: ServiceInput): V1Service {
@@ -27,7 +28,7 @@ export function sessionService(input: ServiceInput): V1Service {
     metadata: {
       name: serviceName(input.sessionId),
       namespace: input.namespace,
-      labels: managedByLabels(input.managedBy),
+      labels: stampLabels(input),
       ownerReferences: [podOwnerReference(input.owner)],
     },
     spec: {

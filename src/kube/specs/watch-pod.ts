@@ -141,7 +141,7 @@ export function watchPod(input: WatchPodInput): V1Pod {
     metadata: sessionPodMetadata({
       name: watchPodName(session.sessionId, input.nameSuffix),
       settings,
-      labels: watchPodLabels(settings.managedBy, session.sessionId),
+      labels: watchPodLabels(settings, session.sessionId),
       session,
       env: input.env,
       agentName: input.agent?.name,

@@ -4,7 +4,7 @@
  * so it is never updated and running sessions keep the manifest they booted with.
  */
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { managedByLabels, workspaceConfigMapName } from "./names.ts";
+import { stampLabels, workspaceConfigMapName } from "./names.ts";
 
 const WORKSPACE_MANIFEST_KEY = "telo.yaml";
 
@@ -13,6 +13,7 @@ export interface WorkspaceConfigMapInput {
   manifest: string;
   namespace: string;
   managedBy: string;
+  ownerId: string;
 }
 
 export function workspaceConfigMap(input: WorkspaceConfigMapInput): V1ConfigMap {
@@ -20,9 +21,9 @@ export function workspaceConfigMap(input: WorkspaceConfigMapInput): V1ConfigMap 
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: {
-      name: workspaceConfigMapName(input.manifest),
+      name: workspaceConfigMapName(input.manifest, input.ownerId),
       namespace: input.namespace,
-      labels: managedByLabels(input.managedBy),
+      labels: stampLabels(input),
     },
     data: { [WORKSPACE_MANIFEST_KEY]: input.manifest },
   };

@@ -123,7 +123,7 @@ export function newBuilder(
     build,
     bundles,
     log: createLogger("image-build-test", "silent"),
-    managedBy: MANAGED_BY,
+    stamp: { managedBy: MANAGED_BY, ownerId: "default" },
     initImage: "busybox:stable",
     pollMs: 20,
     ...extra,

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { kubeApi } from "../../../src/kube/cluster/api.ts";
 import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
+import { DEFAULT_OWNER_ID, ownedObjects } from "../../../src/kube/specs/names.ts";
 import { createLogger } from "../../../src/log.ts";
 import { freshNamespace, pod, useCluster } from "../../sim/helpers.ts";
 import { waitFor } from "../../support/wait.ts";
@@ -85,6 +86,34 @@ describe("pod watcher cache", () => {
       // The stored pod itself is whole: only the cache is trimmed.
       expect(stored.spec?.containers[0]?.command).toEqual(["sleep", "3600"]);
       expect(stored.metadata?.managedFields).toHaveLength(1);
+    } finally {
+      watcher.stop();
+    }
+  });
+});
+
+describe("pod watcher of one runner identity", () => {
+  it("holds the default identity's pods and unlabelled ones, never a named identity's, from the list and the watch alike", async () => {
+    const ns = await freshNamespace(c);
+    const log = createLogger("test", "warn", () => undefined);
+    const install = { "app.kubernetes.io/managed-by": "telo-k8s-runner" };
+    const withOwner = (name: string, owner: string | undefined) =>
+      pod(name, { labels: { ...install, ...(owner !== undefined && { "telo.run/owner": owner }) }, container: { stdin: true } });
+    await c.core.createNamespacedPod({ namespace: ns, body: withOwner("listed-default", "default") });
+    await c.core.createNamespacedPod({ namespace: ns, body: withOwner("listed-unlabelled", undefined) });
+    await c.core.createNamespacedPod({ namespace: ns, body: withOwner("listed-other", "runner-b") });
+    const watcher = new PodWatcher(kubeApi(c.kc), { namespace: ns, ...ownedObjects({ managedBy: "telo-k8s-runner", ownerId: DEFAULT_OWNER_ID }) }, log);
+    const seenOther: unknown[] = [];
+    watcher.subscribe("watched-other", (update) => seenOther.push(update));
+    watcher.start();
+    try {
+      await watcher.ready;
+      await c.core.createNamespacedPod({ namespace: ns, body: withOwner("watched-other", "runner-b") });
+      await c.core.createNamespacedPod({ namespace: ns, body: withOwner("watched-unlabelled", undefined) });
+      // The watch delivers in order: once the later pod is in, the earlier one was seen and dropped.
+      await waitFor("the watched unlabelled pod", () => watcher.get("watched-unlabelled"));
+      expect(watcher.pods().map((cached) => cached.metadata?.name).sort()).toEqual(["listed-default", "listed-unlabelled", "watched-unlabelled"]);
+      expect(seenOther).toEqual([]);
     } finally {
       watcher.stop();
     }

@@ -15,7 +15,7 @@ import { DEFAULT_KUBE_TIMINGS } from "../../../src/kube/context.ts";
 import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
 import { PoolClaims } from "../../../src/kube/pool/pool-claims.ts";
 import { simulatedBehaviourAnnotations } from "../../../src/local-cluster/simulated-behaviour.ts";
-import { LABEL, managedBySelector } from "../../../src/kube/specs/names.ts";
+import { LABEL, ownedObjects } from "../../../src/kube/specs/names.ts";
 import { claimUnfetchedMessage } from "../../../src/kube/status/pool-claim.ts";
 import { startLocalCluster } from "../../../src/local-cluster/index.ts";
 import { createLogger } from "../../../src/log.ts";
@@ -79,7 +79,7 @@ describe("a claimed pool pod that never fetches its bundle", () => {
     bundles = new BundleStore(config.selfUrl);
     claims = new PoolClaims(config.selfUrl);
     listener = await startBundleServer(bundles, bundlePort, "127.0.0.1", claims);
-    watcher = new PodWatcher(api, { namespace: NAMESPACE, labelSelector: managedBySelector(config.sessionPods.managedBy) }, log);
+    watcher = new PodWatcher(api, { namespace: NAMESPACE, ...ownedObjects(config.sessionPods) }, log);
     watcher.start();
     backend = createKubeBackend(
       {

@@ -173,7 +173,7 @@ describe("Ingress layer", () => {
     const first = await read();
     expect(ruleHosts(first)).toEqual([host(8080).host, host(3000).host]);
     expect(first.spec?.ingressClassName).toBe(CLAIMED_CLASS);
-    expect(first.metadata?.labels).toEqual({ "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/session-id": SESSION });
+    expect(first.metadata?.labels).toEqual({ "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "default", "telo.run/session-id": SESSION });
     expect(first.metadata?.ownerReferences?.map((ref) => ref.uid)).toEqual([owner.uid]);
 
     // The controller has written the Ingress's status since: the replace must still go through.
@@ -394,7 +394,7 @@ describe("Gateway API layer", () => {
 describe("publishService", () => {
   it("creates the Service plainly for run sessions: a second plain create is a conflict", async () => {
     const { namespace, owner } = await session();
-    const input = { sessionId: SESSION, ports: [tcp(8080), udp(8080)], owner, namespace, managedBy: "telo-k8s-runner", replace: false };
+    const input = { sessionId: SESSION, ports: [tcp(8080), udp(8080)], owner, namespace, managedBy: "telo-k8s-runner", ownerId: "default", replace: false };
     await publishService(api, input);
     const service = await c.core.readNamespacedService({ name: `telo-run-${SESSION}`, namespace });
     expect(service.spec?.selector).toEqual({ "telo.run/session-id": SESSION });
@@ -408,7 +408,7 @@ describe("publishService", () => {
 
   it("creates or replaces it for watch sessions, keeping its clusterIP and taking the new owner", async () => {
     const { namespace, owner } = await session();
-    const base = { sessionId: SESSION, namespace, managedBy: "telo-k8s-runner", replace: true };
+    const base = { sessionId: SESSION, namespace, managedBy: "telo-k8s-runner", ownerId: "default", replace: true };
     await publishService(api, { ...base, ports: [tcp(8080)], owner });
     const first = await c.core.readNamespacedService({ name: `telo-run-${SESSION}`, namespace });
 
@@ -426,7 +426,7 @@ describe("publishService", () => {
   it("surfaces a 500 on create as the API's error", async () => {
     const { namespace, owner } = await session();
     c.cluster.faults.failNext({ verb: "create", resource: "services", namespace, code: 500 });
-    const err = await rejection(publishService(api, { sessionId: SESSION, ports: [tcp(8080)], owner, namespace, managedBy: "telo-k8s-runner", replace: true }));
+    const err = await rejection(publishService(api, { sessionId: SESSION, ports: [tcp(8080)], owner, namespace, managedBy: "telo-k8s-runner", ownerId: "default", replace: true }));
     expect(apiReason(err)).toBe("the Kubernetes API rejected the request (InternalError, HTTP 500)");
   });
 });

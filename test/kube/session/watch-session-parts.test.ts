@@ -107,7 +107,7 @@ describe("the workspace-app manifest", () => {
   });
 
   it("names its ConfigMap by the first 12 hex characters of its sha256", () => {
-    expect(workspaceConfigMapName(WORKSPACE_APP_MANIFEST)).toMatch(/^telo-workspace-app-[0-9a-f]{12}$/);
+    expect(workspaceConfigMapName(WORKSPACE_APP_MANIFEST, "default")).toMatch(/^telo-workspace-app-[0-9a-f]{12}$/);
   });
 });
 

@@ -17,7 +17,7 @@ import { BundleStore } from "../../../src/kube/bundle/bundle-store.ts";
 import { DEFAULT_KUBE_TIMINGS, type KubeContext } from "../../../src/kube/context.ts";
 import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
 import { simulatedBehaviourAnnotations } from "../../../src/local-cluster/simulated-behaviour.ts";
-import { managedBySelector } from "../../../src/kube/specs/names.ts";
+import { ownedObjects } from "../../../src/kube/specs/names.ts";
 import { WatchSession } from "../../../src/kube/session/watch-session.ts";
 import { ensureWorkspaceConfigMap } from "../../../src/kube/session/ensure-workspace-configmap.ts";
 import { waitFor } from "../../support/wait.ts";
@@ -85,7 +85,7 @@ describe("watch session pod watch", () => {
     await api.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
     const config = loadKubeConfig({ RUNNER_SELF_URL: "http://127.0.0.1:1" });
     const log = createLogger("test", "silent");
-    const watcher = new PodWatcher(api, { namespace: NAMESPACE, labelSelector: managedBySelector(config.sessionPods.managedBy) }, log);
+    const watcher = new PodWatcher(api, { namespace: NAMESPACE, ...ownedObjects(config.sessionPods) }, log);
     watcher.start();
     await watcher.ready;
     ctx = {

@@ -21,6 +21,7 @@ function input(build: Partial<BuildConfig> = {}): BuildJobInput {
   return {
     build: { ...BUILD, ...build },
     managedBy: "telo-k8s-runner",
+    ownerId: "runner-a",
     initImage: "busybox:stable",
     tag: TAG,
     contextUrl: CONTEXT_URL,
@@ -29,7 +30,7 @@ function input(build: Partial<BuildConfig> = {}): BuildJobInput {
 
 describe("buildJob", () => {
   it("builds the single-attempt, self-cleaning Kaniko Job", () => {
-    const labels = { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/build": "true" };
+    const labels = { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "runner-a", "telo.run/build": "true" };
     expect(buildJob(input())).toEqual({
       apiVersion: "batch/v1",
       kind: "Job",

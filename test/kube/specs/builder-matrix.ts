@@ -152,6 +152,7 @@ export function builtObjects(options: { runtimeClass?: string } = {}): BuiltObje
         pushSecret: c.pushSecret,
       },
       managedBy: "telo-k8s-runner",
+      ownerId: "default",
       initImage: "busybox:stable",
       tag: "0".repeat(32),
       contextUrl: `http://runner:8063/internal/bundles/build-${"0".repeat(32)}?token=${"a".repeat(48)}`,
@@ -160,7 +161,7 @@ export function builtObjects(options: { runtimeClass?: string } = {}): BuiltObje
   }
 
   const owner = { name: `telo-run-${SESSION_ID}`, uid: "5f0c7a52-1d2e-4a8b-9c3d-0e1f2a3b4c5d" };
-  const common = { sessionId: SESSION_ID, namespace: sessions, managedBy: "telo-k8s-runner", owner };
+  const common = { sessionId: SESSION_ID, namespace: sessions, managedBy: "telo-k8s-runner", ownerId: "default", owner };
   for (const c of combinations({ ports: Object.keys(PORT_SETS), ingressClass: [undefined, "nginx"], tlsSecret: [undefined, "session-tls"], sectionName: [undefined, "https"] })) {
     const ports = PORT_SETS[c.ports]!;
     // The runner publishes a Service only for a session with ports (a real apiserver refuses one without).
@@ -183,7 +184,7 @@ export function builtObjects(options: { runtimeClass?: string } = {}): BuiltObje
     builder: "workspace ConfigMap",
     label: "one manifest",
     namespace: sessions,
-    object: workspaceConfigMap({ manifest: "kind: Telo.Application\n", namespace: sessions, managedBy: "telo-k8s-runner" }),
+    object: workspaceConfigMap({ manifest: "kind: Telo.Application\n", namespace: sessions, managedBy: "telo-k8s-runner", ownerId: "default" }),
   });
   return objects;
 }

@@ -38,7 +38,7 @@ describe("poolPod", () => {
     expectSchemaValid(pod);
     expectAdmitted("restricted", pod);
     // Labelled as the pool's, no session id, no record, no annotation at all.
-    expect(pod.metadata).toEqual({ name: "telo-pool-0123456789ab", namespace: "telo-sessions", labels: { [LABEL.managedBy]: "telo-k8s-runner", [LABEL.pool]: "true" } });
+    expect(pod.metadata).toEqual({ name: "telo-pool-0123456789ab", namespace: "telo-sessions", labels: { [LABEL.managedBy]: "telo-k8s-runner", [LABEL.owner]: "default", [LABEL.pool]: "true" } });
     const { initContainers, containers, volumes, activeDeadlineSeconds, ...podLevel } = pod.spec!;
     const { initContainers: _i, containers: runContainers, volumes: runVolumes, activeDeadlineSeconds: _d, ...runPodLevel } = run.spec!;
     expect(podLevel).toEqual(runPodLevel);

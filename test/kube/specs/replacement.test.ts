@@ -9,6 +9,7 @@ const COMMON = {
   sessionId: SESSION_ID,
   namespace: "telo-sessions",
   managedBy: "telo-k8s-runner",
+  ownerId: "default",
   owner: { name: `telo-watch-${SESSION_ID}-b`, uid: "uid-b" },
 };
 

@@ -12,8 +12,8 @@ const PORTS: PortMapping[] = [
   { port: 5353, protocol: "udp" },
   { port: 3000, protocol: "tcp" },
 ];
-const COMMON = { sessionId: SESSION_ID, namespace: "telo-sessions", managedBy: "telo-k8s-runner", owner: OWNER };
-const SESSION_LABELS = { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/session-id": SESSION_ID };
+const COMMON = { sessionId: SESSION_ID, namespace: "telo-sessions", managedBy: "telo-k8s-runner", ownerId: "runner-a", owner: OWNER };
+const SESSION_LABELS = { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "runner-a", "telo.run/session-id": SESSION_ID };
 
 describe("sessionService", () => {
   it("publishes every declared port, tcp and udp, selecting the session's pod", () => {
@@ -24,7 +24,7 @@ describe("sessionService", () => {
       metadata: {
         name: `telo-run-${SESSION_ID}`,
         namespace: "telo-sessions",
-        labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner" },
+        labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "runner-a" },
         ownerReferences: [OWNER_REFERENCE],
       },
       spec: {

@@ -39,7 +39,7 @@ describe("runPod", () => {
       metadata: {
         name: `telo-run-${SESSION_ID}`,
         namespace: "telo-sessions",
-        labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/session-id": SESSION_ID },
+        labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "default", "telo.run/session-id": SESSION_ID },
         annotations: { "telo.run/session": expect.any(String) },
       },
       spec: {

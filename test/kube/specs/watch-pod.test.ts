@@ -80,6 +80,7 @@ describe("watchPod", () => {
         namespace: "telo-sessions",
         labels: {
           "app.kubernetes.io/managed-by": "telo-k8s-runner",
+          "telo.run/owner": "default",
           "telo.run/session-id": SESSION_ID,
           "telo.run/mode": "watch",
         },

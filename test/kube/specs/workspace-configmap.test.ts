@@ -7,15 +7,15 @@ const MANIFEST = "kind: Telo.Application\nmetadata:\n  name: TeloWorkspace\n";
 
 describe("workspaceConfigMap", () => {
   it("holds the workspace manifest under a content-addressed name", () => {
-    const hash = createHash("sha256").update(MANIFEST).digest("hex").slice(0, 12);
-    const configMap = workspaceConfigMap({ manifest: MANIFEST, namespace: "telo-sessions", managedBy: "telo-k8s-runner" });
+    const hash = createHash("sha256").update(`runner-a\n${MANIFEST}`).digest("hex").slice(0, 12);
+    const configMap = workspaceConfigMap({ manifest: MANIFEST, namespace: "telo-sessions", managedBy: "telo-k8s-runner", ownerId: "runner-a" });
     expect(configMap).toEqual({
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: {
         name: `telo-workspace-app-${hash}`,
         namespace: "telo-sessions",
-        labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner" },
+        labels: { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "runner-a" },
       },
       data: { "telo.yaml": MANIFEST },
     });
@@ -23,8 +23,14 @@ describe("workspaceConfigMap", () => {
   });
 
   it("gets a new name when the manifest changes", () => {
-    const a = workspaceConfigMap({ manifest: MANIFEST, namespace: "n", managedBy: "m" });
-    const b = workspaceConfigMap({ manifest: MANIFEST + "# v2\n", namespace: "n", managedBy: "m" });
+    const a = workspaceConfigMap({ manifest: MANIFEST, namespace: "n", managedBy: "m", ownerId: "default" });
+    const b = workspaceConfigMap({ manifest: MANIFEST + "# v2\n", namespace: "n", managedBy: "m", ownerId: "default" });
+    expect(a.metadata?.name).not.toBe(b.metadata?.name);
+  });
+
+  it("gets its own name for each owner, so that two runners never share one", () => {
+    const a = workspaceConfigMap({ manifest: MANIFEST, namespace: "n", managedBy: "m", ownerId: "runner-a" });
+    const b = workspaceConfigMap({ manifest: MANIFEST, namespace: "n", managedBy: "m", ownerId: "runner-b" });
     expect(a.metadata?.name).not.toBe(b.metadata?.name);
   });
 });
