@@ -1,12 +1,12 @@
 /**
- * The api process's HTTP server: the `/v1` routes on @hono/node-server with WebSocket
- * support, talking to the supervisor over the internal socket.
+ * The api process's HTTP server: the `/v1` routes on @hono/node-server, terminal upgrades
+ * taken before Hono (upgrade.ts), talking to the supervisor over one multiplexed connection.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
-import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
+import { WebSocketServer } from "ws";
 import { createConsoleRoutes } from "../../handlers/console.ts";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { metrics } from "../../handlers/metrics.ts";
@@ -18,6 +18,7 @@ import { listen } from "../launch/listen.ts";
 import { type Logger, createLogger } from "../log.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import { requestLog } from "./request-log.ts";
+import { serveUpgrades } from "./upgrade.ts";
 import { RUNNER_VERSION } from "../version.ts";
 
 export type ApiServer = { url: string; port: number; close(): Promise<void> };
@@ -40,10 +41,9 @@ export async function startApiServer(options: {
   const log = options.log ?? createLogger("api", "info");
   startProcessMetrics("api");
   const app = new Hono();
-  const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
-  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them (issue 11,
-  // bug 3); over the limit it closes the socket with 1009 itself.
-  wss.options.maxPayload = MAX_FRAME_BYTES;
+  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them; over the
+  // limit it closes the socket with 1009 itself.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   app.use("*", requestLog(log));
 
   // Listening is ours (a taken port is one clear line); the routes are added before the
@@ -51,15 +51,15 @@ export async function startApiServer(options: {
   const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
   await listen(server, options.port, options.host, "PORT");
   const port = (server.address() as AddressInfo).port;
+  // One connection to the local supervisor; a session held by a peer replica will be reached
+  // through the same seam over a peer link (docs/relay.md).
   const supervisor = new SupervisorClient(options.socketPath(port));
-  app.get("/metrics", metrics({ supervisor }));
-  app.route(
-    "/",
-    createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, access: options.access, log }),
-  );
-  if (options.console) app.route("/", createConsoleRoutes({ supervisor, log }));
+  const supervisorFor = () => supervisor;
+  app.get("/metrics", metrics({ supervisorFor }));
+  app.route("/", createRunnerRoutes({ supervisorFor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));
+  if (options.console) app.route("/", createConsoleRoutes({ supervisorFor, log }));
   app.notFound(notFound);
-  injectWebSocket(server);
+  serveUpgrades(server, app, wss, log);
   return {
     url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
     port,
