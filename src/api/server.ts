@@ -13,6 +13,7 @@ import { metrics } from "../../handlers/metrics.ts";
 import type { AccessConfig } from "../config/access.ts";
 import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import type { SupervisorTarget } from "../internal/link.ts";
 import { MAX_FRAME_BYTES } from "../internal/io-frames.ts";
 import { listen } from "../launch/listen.ts";
 import { type Logger, createLogger } from "../log.ts";
@@ -29,8 +30,11 @@ const WEBSOCKET_CLOSE_GRACE_MS = 1_000;
 export async function startApiServer(options: {
   port: number;
   host: string;
-  /** The supervisor's socket; under `npm start` it follows from the port listened on. */
-  socketPath: (port: number) => string;
+  /**
+   * The supervisor's socket (under `npm start` it follows from the port listened on), or a
+   * supervisor's peer address with the shared credential (RUNNER_PEER_SUPERVISOR).
+   */
+  socketPath: (port: number) => string | SupervisorTarget;
   corsOrigins: string[] | undefined;
   access: AccessConfig;
   /** The process's logger; a host starting the server itself may leave it out (stderr, info). */

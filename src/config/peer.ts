@@ -35,10 +35,19 @@ const listenVar = v.pipe(
   ),
 );
 
+const supervisorVar = v.pipe(
+  stringVar(undefined),
+  v.check(
+    (raw) => raw === undefined || parsePeerAddress(raw) !== undefined,
+    "RUNNER_PEER_SUPERVISOR must be IP:port (a supervisor's RUNNER_PEER_LISTEN), e.g. 10.0.0.5:8063.",
+  ),
+);
+
 /** Entries of the core env schema (one schema, so the deploy tests see every variable read). */
 export const peerEnvEntries = {
   RUNNER_PEER_LISTEN: listenVar,
   RUNNER_PEER_SECRET: secretVar,
+  RUNNER_PEER_SUPERVISOR: supervisorVar,
 };
 
 export type PeerConfig = {
@@ -46,11 +55,21 @@ export type PeerConfig = {
   listen: PeerAddress | undefined;
   /** The credential a peer presents (and this replica's api presents to others). */
   secret: string | undefined;
+  /**
+   * The api process's supervisor over TCP instead of the Unix socket (a supervisor in another
+   * process or pod; the benchmarks' peer link); undefined = the Unix socket.
+   */
+  supervisor: PeerAddress | undefined;
 };
 
-export function peerConfig(vars: { RUNNER_PEER_LISTEN: string | undefined; RUNNER_PEER_SECRET: string | undefined }): PeerConfig {
-  if (vars.RUNNER_PEER_LISTEN !== undefined && vars.RUNNER_PEER_SECRET === undefined) {
-    throw new ConfigError("RUNNER_PEER_LISTEN needs RUNNER_PEER_SECRET: peers are authenticated with the shared credential.");
+type PeerVars = { RUNNER_PEER_LISTEN: string | undefined; RUNNER_PEER_SECRET: string | undefined; RUNNER_PEER_SUPERVISOR: string | undefined };
+
+export function peerConfig(vars: PeerVars): PeerConfig {
+  for (const name of ["RUNNER_PEER_LISTEN", "RUNNER_PEER_SUPERVISOR"] as const) {
+    if (vars[name] !== undefined && vars.RUNNER_PEER_SECRET === undefined) {
+      throw new ConfigError(`${name} needs RUNNER_PEER_SECRET: peers are authenticated with the shared credential.`);
+    }
   }
-  return { listen: vars.RUNNER_PEER_LISTEN === undefined ? undefined : parsePeerAddress(vars.RUNNER_PEER_LISTEN), secret: vars.RUNNER_PEER_SECRET };
+  const address = (raw: string | undefined) => (raw === undefined ? undefined : parsePeerAddress(raw));
+  return { listen: address(vars.RUNNER_PEER_LISTEN), secret: vars.RUNNER_PEER_SECRET, supervisor: address(vars.RUNNER_PEER_SUPERVISOR) };
 }

@@ -50,6 +50,7 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: "default 600; only with the warm pool",
   RUNNER_PEER_LISTEN: "off: a supervisor serves its own api over the Unix socket unless peers are configured (docs/relay.md)",
   RUNNER_PEER_SECRET: "only with RUNNER_PEER_LISTEN; a Secret the operator adds (docs/relay.md)",
+  RUNNER_PEER_SUPERVISOR: "off: the api reaches its own supervisor over the Unix socket (docs/relay.md)",
 };
 
 function wiredNames(objects: K8sObject[]): Set<string> {
