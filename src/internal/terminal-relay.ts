@@ -13,8 +13,6 @@ import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "./io-frames.
 const CLIENT_BUFFER_HIGH_WATER = 1024 * 1024;
 const CLOSE_DRAIN_POLL_MS = 50;
 const CLOSE_DRAIN_MAX_MS = 2_000;
-/** Frames a client may send before the supervisor's stream is open. */
-const MAX_EARLY_FRAMES = 256;
 /** Closed by the runner when the supervisor went away: clients reconnect (not a final code). */
 export const SUPERVISOR_GONE = { code: 1011, reason: "supervisor unavailable" };
 
@@ -45,18 +43,21 @@ function clientSocket(raw: WebSocket): { cork(): void; uncork(): void } | undefi
 
 /**
  * Joins a client's WebSocket to the terminal stream `open` gives: the client's messages go to
- * the supervisor (those sent before the stream is open are held, up to a bound), its frames to
- * the client. Either side going away ends the other.
+ * the supervisor, its frames to the client. Either side going away ends the other.
  */
 export function relayTerminal(raw: WebSocket, open: () => Promise<ClientHttp2Stream>): void {
   let stream: ClientHttp2Stream | undefined;
   let toSupervisor: ((frame: IoFrame) => void) | undefined;
   let closed = false;
+  // Until the stream is open the client's socket is not read: its messages wait in TCP rather
+  // than here. What ws had already read when paused is held; dropping any of it would lose
+  // keystrokes a client sent at once (a paste), which a slow open under load made happen.
+  raw.pause();
   const early: IoFrame[] = [];
   raw.on("message", (data: Buffer, isBinary: boolean) => {
     const frame: IoFrame = isBinary ? { kind: FrameKind.binary, bytes: data } : { kind: FrameKind.text, text: data.toString("utf8") };
     if (toSupervisor) toSupervisor(frame);
-    else if (early.length < MAX_EARLY_FRAMES) early.push(frame);
+    else early.push(frame);
   });
   const clientGone = () => {
     closed = true;
@@ -70,6 +71,7 @@ export function relayTerminal(raw: WebSocket, open: () => Promise<ClientHttp2Str
       stream = opened;
       toSupervisor = frameWriter(opened);
       for (const frame of early.splice(0)) toSupervisor(frame);
+      raw.resume();
       relayToClient(opened, raw, () => (closed = true));
     },
     () => {
