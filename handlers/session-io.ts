@@ -3,6 +3,7 @@ import type { Context, Handler } from "hono";
 import type { WebSocket } from "ws";
 import { CloseCodes } from "../src/contract/streams.ts";
 import { relayTerminal } from "../src/internal/terminal-relay.ts";
+import { currentRequestId, withRequestId } from "../src/observability/request-context.ts";
 import type { HandlerDeps } from "./support.ts";
 
 /** Where the runner's own server (src/api/upgrade.ts) takes an accepted terminal from. */
@@ -22,12 +23,15 @@ function terminalStart(deps: HandlerDeps, c: Context): TerminalStart {
   const query = new URL(c.req.url).searchParams;
   const corsOrigins = deps.corsOrigins;
   const supervisor = deps.supervisorFor(sessionId);
+  // The upgrade completes after the request's middleware returned: its id is carried along.
+  const requestId = currentRequestId();
+  const open = () => supervisor.openTerminal(sessionId, query);
   return (ws) => {
     if (corsOrigins && (origin === undefined || !corsOrigins.includes(origin))) {
       ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");
       return;
     }
-    relayTerminal(ws, () => supervisor.openTerminal(sessionId, query));
+    relayTerminal(ws, requestId === undefined ? open : () => withRequestId(requestId, open));
   };
 }
 
