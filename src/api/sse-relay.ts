@@ -15,6 +15,11 @@ export const SSE_HEADERS = {
 };
 
 export function relaySse(source: ClientHttp2Stream, out: ServerResponse, headers: Headers): void {
+  // The client may have gone while the stream was being opened: its 'close' has been and gone.
+  if (out.destroyed || out.socket === null || out.socket.destroyed) {
+    source.close(constants.NGHTTP2_CANCEL);
+    return;
+  }
   const head: Record<string, string> = {};
   headers.forEach((value, name) => (head[name] = value));
   out.writeHead(200, head);

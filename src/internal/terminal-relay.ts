@@ -76,6 +76,8 @@ export function relayTerminal(raw: WebSocket, open: () => Promise<ClientHttp2Str
     },
     () => {
       closed = true;
+      // Read again, so the client's answering close frame ends the socket at once.
+      raw.resume();
       raw.close(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
     },
   );
