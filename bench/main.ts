@@ -4,7 +4,8 @@
  * one table and writes the same figures to bench/results/<date>.json and latest.json.
  *
  * Sections: 1 start overhead, 2 Kubernetes API cost (requests per start/stop, open watches),
- * 3 memory, 4 terminal, 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts),
+ * 3 memory (and after the sessions ended), 4 terminal (4p: the same over the TCP peer link),
+ * 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts),
  * 7 realistic start (section 1's comparison with a 1 s container start), 8 warm start
  * (bench/warm.ts).
  * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
@@ -55,8 +56,8 @@ async function section(name: string, run: () => Promise<Row[]>): Promise<void> {
   }
 }
 
-async function withRunner(run: (runner: BenchRunner) => Promise<void>, podStartDelayMs = 0): Promise<void> {
-  const runner = await startBenchRunner({ mode, podStartDelayMs });
+async function withRunner(run: (runner: BenchRunner) => Promise<void>, podStartDelayMs = 0, peer = false): Promise<void> {
+  const runner = await startBenchRunner({ mode, podStartDelayMs, peer });
   try {
     await run(runner);
   } finally {
@@ -85,6 +86,13 @@ if (wanted("1", "2", "4", "5")) {
     if (wanted("4")) await section("4 terminal", () => runTerminalBench(runner, quick ? TERMINAL_QUICK : TERMINAL_FULL));
     if (wanted("5")) await section("5 SSE fan-out", () => runFanoutBench(runner, quick ? FANOUT_QUICK : FANOUT_FULL));
   });
+}
+// Section 4 again with the api reaching its supervisor over the TCP peer link: a runner of its own.
+if (wanted("4")) {
+  await withRunner(async (runner) => {
+    const peerRows = () => runTerminalBench(runner, quick ? TERMINAL_QUICK : TERMINAL_FULL);
+    await section("4p terminal over the TCP peer link", async () => (await peerRows()).map((row) => ({ ...row, section: "4p terminal, TCP peer link" })));
+  }, 0, true);
 }
 // Memory starts from processes that have served nothing: a runner of its own.
 if (wanted("2", "3")) {

@@ -19,6 +19,8 @@ const QUIET_MS = 3000;
 /** The memory targets (docs/benchmarks.md): both processes together at 50 and 1,000 live sessions, the api idle. */
 const TARGETS: Record<number, number> = { 50: 150 * MiB, 1000: 250 * MiB };
 const API_IDLE_TARGET = 60 * MiB;
+/** Memory back within this of the idle figure once every session has ended. */
+const AFTER_MARGIN = 20 * MiB;
 const judge = (bytes: number, limit: number) => ({ target: `≤ ${limit / MiB} MiB`, verdict: bytes <= limit ? ("met" as const) : ("MISSED" as const) });
 
 type Live = { sessionId: string; terminal: Terminal; stopEvents: () => void };
@@ -77,5 +79,19 @@ export async function runScaleBench(runner: BenchRunner, options: ScaleOptions):
     }
     await stopSessions(runner.client, runner.core, live.map((entry) => entry.sessionId)).catch(() => undefined);
   }
+  // What the sessions leave behind once ended: their streams and relays must all be released.
+  const after = await memory(runner);
+  const afterTotal = after.api + after.supervisor;
+  const idle = base.api + base.supervisor;
+  rows.push({
+    section: mem,
+    metric: `RSS api + supervisor, after ${live.length} sessions ended`,
+    value: afterTotal / MiB,
+    unit: "MiB",
+    target: `≤ idle + ${AFTER_MARGIN / MiB} MiB`,
+    verdict: afterTotal <= idle + AFTER_MARGIN ? "met" : "MISSED",
+  });
+  rows.push({ section: mem, metric: `  api, after ${live.length} sessions ended`, value: after.api / MiB, unit: "MiB" });
+  rows.push({ section: mem, metric: `  supervisor, after ${live.length} sessions ended`, value: after.supervisor / MiB, unit: "MiB" });
   return rows;
 }

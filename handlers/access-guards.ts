@@ -9,9 +9,9 @@
  *   the proxy's, which docs/operating.md says.
  * No answer or log line ever contains the token.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { accessPattern } from "../src/contract/routes.ts";
+import { tokenMatches } from "../src/observability/secret-compare.ts";
 import { SlidingWindowLimit } from "./rate-limit.ts";
 
 /** The route table's access classes (`AccessClass`), as paths. */
@@ -27,15 +27,6 @@ export function originGuard(allowed: string[] | undefined): MiddlewareHandler {
     if (!allowed || origin === undefined || allowed.includes(origin) || c.req.header("upgrade")?.toLowerCase() === "websocket") return next();
     return c.json({ error: "origin_not_allowed", message: "this origin is not allowed to use the runner" }, 403);
   };
-}
-
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
-}
-
-/** Equal-length digests, so the comparison takes the same time whatever is offered. */
-export function tokenMatches(offered: string | undefined, expected: string): boolean {
-  return offered !== undefined && timingSafeEqual(digest(offered), digest(expected));
 }
 
 function offeredToken(c: Context): string | undefined {

@@ -10,7 +10,7 @@ import type { HandlerDeps } from "./support.ts";
  * the page and its assets, and the session list the page (and `k8s-runner sessions`) reads.
  * Everything else the page does goes through the public `/v1` routes.
  */
-export function createConsoleRoutes(deps: Pick<HandlerDeps, "supervisor" | "log">): Hono {
+export function createConsoleRoutes(deps: Pick<HandlerDeps, "supervisorFor" | "log">): Hono {
   const app = new Hono();
   app.onError(answerFailure(deps.log ?? createLogger("api", "info")));
   const page = async () =>
@@ -24,6 +24,6 @@ export function createConsoleRoutes(deps: Pick<HandlerDeps, "supervisor" | "log"
     if (!asset) return c.notFound();
     return c.body(new Uint8Array(await assetBytes(asset)), 200, { "content-type": asset.contentType, "cache-control": "no-cache" });
   });
-  app.get("/console/api/sessions", async (c) => c.json(await deps.supervisor.call(routes.listSessions)));
+  app.get("/console/api/sessions", async (c) => c.json(await deps.supervisorFor().call(routes.listSessions)));
   return app;
 }

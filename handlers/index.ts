@@ -11,7 +11,7 @@ import { createRateLimit, originGuard, tokenGuard } from "./access-guards.ts";
 import { RunnerError } from "../src/contract/problem.ts";
 import { type RouteName, type RouteSpec, V1_PREFIX, routes } from "../src/contract/routes.ts";
 import { BODY_LIMIT_BYTES, bodyTooLarge, internalError, routeNotFound } from "../src/contract/validation.ts";
-import { SupervisorUnavailableError } from "../src/internal/client.ts";
+import { type SupervisorClient, SupervisorUnavailableError } from "../src/internal/client.ts";
 import { type Logger, createLogger } from "../src/log.ts";
 import { health } from "./health.ts";
 import { openApi } from "./openapi.ts";
@@ -22,6 +22,13 @@ import { sessionIo } from "./session-io.ts";
 import type { HandlerDeps } from "./support.ts";
 
 export type { HandlerDeps } from "./support.ts";
+
+/**
+ * What `createRunnerRoutes` takes: the handlers' dependencies, with either the one supervisor a
+ * host talks to or the `supervisorFor` seam (docs/relay.md).
+ */
+export type RunnerRoutesOptions = Omit<HandlerDeps, "supervisorFor"> &
+  ({ supervisor: SupervisorClient; supervisorFor?: never } | { supervisorFor: HandlerDeps["supervisorFor"]; supervisor?: never });
 
 /** The framework-shaped JSON 404; a host app mounting the routes may use it as its own. */
 export const notFound: NotFoundHandler = (c) => c.json(routeNotFound(c.req.method, new URL(c.req.url).pathname), 404);
@@ -35,10 +42,11 @@ const ownHandlers: Partial<Record<RouteName, (deps: HandlerDeps) => Handler>> = 
   sessionIo,
 };
 
-export function createRunnerRoutes(deps: HandlerDeps): Hono {
+export function createRunnerRoutes(options: RunnerRoutesOptions): Hono {
   const app = new Hono();
-  const log = deps.log ?? createLogger("api", "info");
-  deps = { ...deps, log };
+  const log = options.log ?? createLogger("api", "info");
+  const { supervisor, ...rest } = options;
+  const deps: HandlerDeps = { ...rest, supervisorFor: options.supervisorFor ?? (() => supervisor!), log };
   const allowed = deps.corsOrigins;
   app.use(
     "*",

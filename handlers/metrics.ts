@@ -6,8 +6,8 @@ import { scrapeBoth } from "../src/metrics/exposition.ts";
 import type { HandlerDeps } from "./support.ts";
 
 /** GET /metrics: both processes' figures (Prometheus text format); outside /v1, on the api port. */
-export const metrics = (deps: Pick<HandlerDeps, "supervisor">): Handler => async (c) => {
-  const figures = await deps.supervisor.call(routes.metrics).catch((error: unknown) => {
+export const metrics = (deps: Pick<HandlerDeps, "supervisorFor">): Handler => async (c) => {
+  const figures = await deps.supervisorFor().call(routes.metrics).catch((error: unknown) => {
     if (error instanceof SupervisorUnavailableError || error instanceof RunnerError) return undefined;
     throw error;
   });

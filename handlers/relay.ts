@@ -14,8 +14,9 @@ export const relayed = (deps: HandlerDeps, route: RouteSpec): Handler => async (
     if (!parse.ok) return rejectBody(c, parse);
     body = parse.value;
   }
-  const answer: unknown = await deps.supervisor.call(route, {
-    params: Object.fromEntries(paramNames(route.path).map((name) => [name, c.req.param(name) ?? ""])),
+  const params = Object.fromEntries(paramNames(route.path).map((name) => [name, c.req.param(name) ?? ""]));
+  const answer: unknown = await deps.supervisorFor(params.id).call(route, {
+    params,
     query: Object.fromEntries((route.query ?? []).map((name) => [name, c.req.query(name)])),
     body,
     acceptedTerms: c.req.header(TERMS_HEADER),

@@ -1,25 +1,29 @@
+import { ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Handler } from "hono";
+import { SSE_HEADERS, relaySse } from "../src/api/sse-relay.ts";
 import { parseCursor } from "../src/internal/protocol.ts";
 import type { HandlerDeps } from "./support.ts";
 
 /**
- * GET /v1/sessions/:id/events: the SSE stream, piped from the supervisor. Backpressure runs
- * end to end (client socket → this response → the internal socket → the supervisor's
- * follower), and a client that goes away cancels the stream, which ends the internal request.
+ * GET /v1/sessions/:id/events: the SSE stream from the supervisor. On node's HTTP server
+ * (ours, or a host's under @hono/node-server) it is written to the client's socket directly and
+ * the handler returns at once, so no middleware or context waits for the stream's end; on any
+ * other server it is a web stream. A client that goes away ends the internal stream.
  */
 export const sessionEvents = (deps: HandlerDeps): Handler => async (c) => {
   // Last-Event-ID wins over ?lastEventId; an invalid value means "from the start".
   const afterId = parseCursor(c.req.header("last-event-id")) ?? parseCursor(c.req.query("lastEventId")) ?? 0;
+  const sessionId = c.req.param("id") ?? "";
   // An unknown session is a RunnerError (404), relayed by the routes' error handler.
-  const stream = await deps.supervisor.events(c.req.param("id") ?? "", afterId);
-  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, {
-    status: 200,
-    headers: {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
-  });
+  const stream = await deps.supervisorFor(sessionId).events(sessionId, afterId);
+  // The head as the middleware prepared it (CORS, request id), with the stream's own fields.
+  const head = c.newResponse(null, 200, deps.corsOrigins ? { ...SSE_HEADERS, vary: "Origin" } : SSE_HEADERS);
+  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+  if (outgoing instanceof ServerResponse) {
+    relaySse(stream, outgoing, head.headers);
+    return RESPONSE_ALREADY_SENT;
+  }
+  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status: 200, headers: head.headers });
 };

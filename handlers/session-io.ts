@@ -1,70 +1,60 @@
 import "./error-event.ts";
-import type { Duplex } from "node:stream";
-import type { Context } from "hono";
+import type { Context, Handler } from "hono";
 import type { WebSocket } from "ws";
-import { SUPERVISOR_GONE, frameWriter, relayToClient } from "../src/internal/terminal-relay.ts";
 import { CloseCodes } from "../src/contract/streams.ts";
-import { FrameKind, type IoFrame } from "../src/internal/io-frames.ts";
+import { relayTerminal } from "../src/internal/terminal-relay.ts";
+import { currentRequestId, withRequestId } from "../src/observability/request-context.ts";
 import type { HandlerDeps } from "./support.ts";
 
-/** Frames a client may send before the supervisor connection is open. */
-const MAX_EARLY_FRAMES = 256;
+/** Where the runner's own server (src/api/upgrade.ts) takes an accepted terminal from. */
+export const TERMINAL_UPGRADE = Symbol("terminal upgrade");
+export type TerminalStart = (ws: WebSocket) => void;
+export type UpgradeEnv = { [TERMINAL_UPGRADE]?: TerminalStart | "pending" };
 
 /**
- * GET /v1/sessions/:id/io (WebSocket): checks run after the upgrade and answer with close
- * codes, because browsers cannot read an HTTP status on a failed upgrade (docs/api.md "Terminal (WebSocket)").
- * The origin check is made here; everything else by the supervisor, whose frames this
- * handler relays without interpreting them.
+ * The terminal of one accepted upgrade: checks run after the upgrade and answer with close
+ * codes, because browsers cannot read an HTTP status on a failed upgrade (docs/api.md). The
+ * origin check is made here; everything else by the supervisor, whose frames are relayed
+ * without being interpreted. Nothing of the request's context is kept.
  */
-export const sessionIo = (deps: HandlerDeps) =>
-  deps.upgradeWebSocket((c: Context) => {
-    const sessionId = c.req.param("id") ?? "";
-    const origin = c.req.header("origin");
-    const query = new URL(c.req.url).searchParams;
-    let supervisor: Duplex | undefined;
-    let toSupervisor: ((frame: IoFrame) => void) | undefined;
-    let closed = false;
-    const early: IoFrame[] = [];
+function terminalStart(deps: HandlerDeps, c: Context): TerminalStart {
+  const sessionId = c.req.param("id") ?? "";
+  const origin = c.req.header("origin");
+  const query = new URL(c.req.url).searchParams;
+  const corsOrigins = deps.corsOrigins;
+  const supervisor = deps.supervisorFor(sessionId);
+  // The upgrade completes after the request's middleware returned: its id is carried along.
+  const requestId = currentRequestId();
+  const open = () => supervisor.openTerminal(sessionId, query);
+  return (ws) => {
+    if (corsOrigins && (origin === undefined || !corsOrigins.includes(origin))) {
+      ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");
+      return;
+    }
+    relayTerminal(ws, requestId === undefined ? open : () => withRequestId(requestId, open));
+  };
+}
 
-    const forward = (frame: IoFrame) => {
-      if (toSupervisor) toSupervisor(frame);
-      else if (early.length < MAX_EARLY_FRAMES) early.push(frame);
-    };
-
-    return {
-      onOpen(_event, ws) {
-        if (deps.corsOrigins && (origin === undefined || !deps.corsOrigins.includes(origin))) {
-          closed = true;
-          ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");
-          return;
-        }
-        const raw = ws.raw as WebSocket;
-        // ws's own event, not onMessage: for every message @hono/node-ws would build a
-        // MessageEvent and copy a binary one into an ArrayBuffer, per keystroke.
-        raw.on("message", (data: Buffer, isBinary: boolean) =>
-          forward(isBinary ? { kind: FrameKind.binary, bytes: data } : { kind: FrameKind.text, text: data.toString("utf8") }),
-        );
-        deps.supervisor.openTerminal(sessionId, query).then(
-          (socket) => {
-            if (closed) return socket.destroy();
-            supervisor = socket;
-            toSupervisor = frameWriter(socket);
-            for (const frame of early.splice(0)) toSupervisor(frame);
-            relayToClient(socket, raw, () => (closed = true));
-          },
-          () => {
-            closed = true;
-            ws.close(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
-          },
-        );
-      },
-      onClose() {
-        closed = true;
-        supervisor?.destroy();
-      },
-      onError() {
-        closed = true;
-        supervisor?.destroy();
-      },
-    };
-  }, { onError: (error: unknown) => deps.log?.warn("terminal websocket handler failed", { error }) });
+/**
+ * GET /v1/sessions/:id/io (WebSocket). On the runner's own server the upgrade is made by the
+ * server once the routes' middleware allowed it; mounted in a host's Hono server, by the
+ * host's @hono/node-ws helper.
+ */
+export const sessionIo = (deps: HandlerDeps): Handler => {
+  const hosted = deps.upgradeWebSocket?.(
+    (c: Context) => {
+      const start = terminalStart(deps, c);
+      return { onOpen: (_event, ws) => start(ws.raw as WebSocket) };
+    },
+    { onError: (error: unknown) => deps.log?.warn("terminal websocket handler failed", { error }) },
+  );
+  return async (c, next) => {
+    const env = c.env as UpgradeEnv | undefined;
+    if (env?.[TERMINAL_UPGRADE] === "pending") {
+      env[TERMINAL_UPGRADE] = terminalStart(deps, c);
+      return c.body(null, 200);
+    }
+    if (hosted) return hosted(c, next);
+    return c.json({ error: "upgrade_required", message: "the terminal is a WebSocket" }, 426, { upgrade: "websocket" });
+  };
+};

@@ -19,11 +19,19 @@ import type { SupervisorClient } from "../src/internal/client.ts";
 import type { Logger } from "../src/log.ts";
 
 export type HandlerDeps = {
-  supervisor: SupervisorClient;
+  /**
+   * The supervisor that holds a session (or, with no id, the one to ask about no session in
+   * particular): the local one for now; a peer replica's later, over the same protocol.
+   */
+  supervisorFor(sessionId?: string): SupervisorClient;
   /** Allowed origins; undefined = any (`*`). */
   corsOrigins: string[] | undefined;
   version: string;
-  upgradeWebSocket: UpgradeWebSocket;
+  /**
+   * A host's WebSocket helper (@hono/node-ws) when the routes are mounted in another Hono
+   * server; the runner's own server upgrades terminals itself (src/api/upgrade.ts).
+   */
+  upgradeWebSocket?: UpgradeWebSocket | undefined;
   /** Access control (token, rate limit); absent = none, as the contract has it. */
   access?: AccessConfig | undefined;
   /** Where unexpected errors are logged; absent = a JSON logger on stderr. */

@@ -77,15 +77,21 @@ function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<
  * session cap is lifted so the scale sections are not refused. The kubelet starts containers
  * instantly unless `podStartDelayMs` says otherwise (the realistic-start section).
  */
-export async function startBenchRunner(options: { mode: EntryMode; env?: Record<string, string>; podStartDelayMs?: number }): Promise<BenchRunner> {
+export async function startBenchRunner(options: { mode: EntryMode; env?: Record<string, string>; podStartDelayMs?: number; peer?: boolean }): Promise<BenchRunner> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-bench-"));
   const [port, bundlePort] = [await freePort(), await freePort()];
+  // The peer link (docs/relay.md): the api reaches its supervisor over TCP with the credential,
+  // as an api of one replica reaches another replica's supervisor.
+  const peer = options.peer
+    ? { RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}`, RUNNER_PEER_SECRET: "bench-peer-credential-0123456789abcdef" }
+    : {};
   const { cluster: sim, env } = await startLocalCluster(
     {
       PORT: String(port),
       RUNNER_BUNDLE_PORT: String(bundlePort),
       RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"),
       RUNNER_MAX_SESSIONS: "10000",
+      ...peer,
       ...options.env,
     },
     { podStartDelayMs: options.podStartDelayMs ?? 0 },
@@ -109,7 +115,8 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
       if (sup.exitCode !== null) throw new GiveUp(`supervisor exited (${sup.exitCode}): ${sup.stderrText()}`);
       return (await fetch(`http://127.0.0.1:${bundlePort}/healthz`)).ok || undefined;
     }, 30_000);
-    const apiChild = spawnEntry(API_ENTRY, env, options.mode);
+    const apiEnv = options.peer ? { ...env, RUNNER_PEER_SUPERVISOR: env.RUNNER_PEER_LISTEN! } : env;
+    const apiChild = spawnEntry(API_ENTRY, apiEnv, options.mode);
     api = apiChild;
     // 404 for an unknown session means the api answers and the supervisor's socket is open.
     await waitFor("the api and the supervisor's internal socket", async () => {

@@ -24,16 +24,18 @@ const log = createLogger("api", config.logLevel);
 logProcessErrors(log);
 if (config.internalSocketIsDefault) await ensurePrivateDirectory(dirname(config.internalSocketPath)).catch(exitOnStartupRefusal);
 const host = config.access.bindAddress ?? DEFAULT_BIND_ADDRESS;
+const { supervisor: peerSupervisor, secret } = config.peer;
+const supervisorTarget = peerSupervisor && secret !== undefined ? { ...peerSupervisor, credential: secret } : config.internalSocketPath;
 const server = await startApiServer({
   port: config.port,
   host,
-  socketPath: () => config.internalSocketPath,
+  socketPath: () => supervisorTarget,
   corsOrigins: config.corsOrigins,
   access: config.access,
   console: consoleConfig.enabled,
   log,
 }).catch(exitOnStartupRefusal);
-log.info("api listening", { url: `http://${host}:${server.port}`, supervisorSocket: config.internalSocketPath });
+log.info("api listening", { url: `http://${host}:${server.port}`, supervisor: supervisorTarget === config.internalSocketPath ? supervisorTarget : `${peerSupervisor?.host}:${peerSupervisor?.port}` });
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {

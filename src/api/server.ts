@@ -1,23 +1,25 @@
 /**
- * The api process's HTTP server: the `/v1` routes on @hono/node-server with WebSocket
- * support, talking to the supervisor over the internal socket.
+ * The api process's HTTP server: the `/v1` routes on @hono/node-server, terminal upgrades
+ * taken before Hono (upgrade.ts), talking to the supervisor over one multiplexed connection.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
-import { createNodeWebSocket } from "@hono/node-ws";
 import { Hono } from "hono";
+import { WebSocketServer } from "ws";
 import { createConsoleRoutes } from "../../handlers/console.ts";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { metrics } from "../../handlers/metrics.ts";
 import type { AccessConfig } from "../config/access.ts";
 import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import type { SupervisorTarget } from "../internal/link.ts";
 import { MAX_FRAME_BYTES } from "../internal/io-frames.ts";
 import { listen } from "../launch/listen.ts";
 import { type Logger, createLogger } from "../log.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import { requestLog } from "./request-log.ts";
+import { serveUpgrades } from "./upgrade.ts";
 import { RUNNER_VERSION } from "../version.ts";
 
 export type ApiServer = { url: string; port: number; close(): Promise<void> };
@@ -28,8 +30,11 @@ const WEBSOCKET_CLOSE_GRACE_MS = 1_000;
 export async function startApiServer(options: {
   port: number;
   host: string;
-  /** The supervisor's socket; under `npm start` it follows from the port listened on. */
-  socketPath: (port: number) => string;
+  /**
+   * The supervisor's socket (under `npm start` it follows from the port listened on), or a
+   * supervisor's peer address with the shared credential (RUNNER_PEER_SUPERVISOR).
+   */
+  socketPath: (port: number) => string | SupervisorTarget;
   corsOrigins: string[] | undefined;
   access: AccessConfig;
   /** The process's logger; a host starting the server itself may leave it out (stderr, info). */
@@ -40,10 +45,9 @@ export async function startApiServer(options: {
   const log = options.log ?? createLogger("api", "info");
   startProcessMetrics("api");
   const app = new Hono();
-  const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
-  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them
-  // (a memory bound per socket); over the limit it closes the socket with 1009 itself.
-  wss.options.maxPayload = MAX_FRAME_BYTES;
+  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them; over the
+  // limit it closes the socket with 1009 itself.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   app.use("*", requestLog(log));
 
   // Listening is ours (a taken port is one clear line); the routes are added before the
@@ -51,15 +55,15 @@ export async function startApiServer(options: {
   const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
   await listen(server, options.port, options.host, "PORT");
   const port = (server.address() as AddressInfo).port;
+  // One connection to the local supervisor; a session held by a peer replica will be reached
+  // through the same seam over a peer link (docs/relay.md).
   const supervisor = new SupervisorClient(options.socketPath(port));
-  app.get("/metrics", metrics({ supervisor }));
-  app.route(
-    "/",
-    createRunnerRoutes({ supervisor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, upgradeWebSocket, access: options.access, log }),
-  );
-  if (options.console) app.route("/", createConsoleRoutes({ supervisor, log }));
+  const supervisorFor = () => supervisor;
+  app.get("/metrics", metrics({ supervisorFor }));
+  app.route("/", createRunnerRoutes({ supervisorFor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));
+  if (options.console) app.route("/", createConsoleRoutes({ supervisorFor, log }));
   app.notFound(notFound);
-  injectWebSocket(server);
+  serveUpgrades(server, app, wss, log);
   return {
     url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
     port,

@@ -9,6 +9,7 @@ import { accessConfig, accessEnvEntries } from "./access.ts";
 import { parseAppsCatalog } from "./apps-catalog.ts";
 import { LOG_LEVELS } from "../log.ts";
 import { booleanVar, parseEnv, picklistVar, portVar, positiveIntVar, stringVar } from "./env-values.ts";
+import { peerConfig, peerEnvEntries } from "./peer.ts";
 import { loadTerms } from "./terms.ts";
 
 export const DEFAULT_PORT = 8062;
@@ -36,6 +37,7 @@ export const coreEnvSchema = v.object({
   // Where the api process reaches the supervisor (mode 0600 Unix socket).
   RUNNER_INTERNAL_SOCKET: stringVar(undefined),
   ...accessEnvEntries,
+  ...peerEnvEntries,
 });
 
 export type CoreConfig = ReturnType<typeof loadCoreConfig>;
@@ -82,5 +84,6 @@ export function loadCoreConfig(env: NodeJS.ProcessEnv) {
     /** The default lives under the shared $TMPDIR: its directory must be private (checked at start). */
     internalSocketIsDefault: vars.RUNNER_INTERNAL_SOCKET === undefined,
     access: accessConfig(vars),
+    peer: peerConfig(vars),
   };
 }

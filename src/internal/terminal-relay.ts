@@ -1,10 +1,12 @@
 /**
  * The api side of a terminal: relays the supervisor's frames to the client's WebSocket as they
- * are (text, binary, close), with the contract's drain-then-close (docs/api.md "Terminal (WebSocket)") and
- * backpressure: while the client has more than 1 MiB unsent, the supervisor connection is
- * paused, so a slow client holds that much here at most and the supervisor's follower waits.
+ * are (text, binary, close), with the contract's drain-then-close (docs/api.md) and
+ * backpressure: while the client has more than 1 MiB unsent, the supervisor's stream is paused,
+ * so its HTTP/2 window closes, the supervisor's follower waits, and other streams of the same
+ * connection go on.
  */
-import type { Duplex, Writable } from "node:stream";
+import { type ClientHttp2Stream, constants } from "node:http2";
+import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "./io-frames.ts";
 
@@ -16,7 +18,7 @@ export const SUPERVISOR_GONE = { code: 1011, reason: "supervisor unavailable" };
 
 /**
  * Writes the client's frames (stdin, control) to the supervisor. The messages of one client
- * read arrive in one synchronous pass; the socket stays corked until that pass is over, so they
+ * read arrive in one synchronous pass; the stream stays corked until that pass is over, so they
  * leave in one write, which the supervisor hands to the pod as one stdin write.
  */
 export function frameWriter(socket: Writable): (frame: IoFrame) => void {
@@ -34,12 +36,59 @@ export function frameWriter(socket: Writable): (frame: IoFrame) => void {
   };
 }
 
-export function relayToClient(socket: Duplex, raw: WebSocket, markClosed: () => void): void {
+/** ws keeps its socket private; corking it makes one write of the messages of one pass. */
+function clientSocket(raw: WebSocket): { cork(): void; uncork(): void } | undefined {
+  return (raw as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+}
+
+/**
+ * Joins a client's WebSocket to the terminal stream `open` gives: the client's messages go to
+ * the supervisor, its frames to the client. Either side going away ends the other.
+ */
+export function relayTerminal(raw: WebSocket, open: () => Promise<ClientHttp2Stream>): void {
+  let stream: ClientHttp2Stream | undefined;
+  let toSupervisor: ((frame: IoFrame) => void) | undefined;
+  let closed = false;
+  // Until the stream is open the client's socket is not read: its messages wait in TCP rather
+  // than here. What ws had already read when paused is held; dropping any of it would lose
+  // keystrokes a client sent at once (a paste), which a slow open under load made happen.
+  raw.pause();
+  const early: IoFrame[] = [];
+  raw.on("message", (data: Buffer, isBinary: boolean) => {
+    const frame: IoFrame = isBinary ? { kind: FrameKind.binary, bytes: data } : { kind: FrameKind.text, text: data.toString("utf8") };
+    if (toSupervisor) toSupervisor(frame);
+    else early.push(frame);
+  });
+  const clientGone = () => {
+    closed = true;
+    if (stream && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+  };
+  raw.once("close", clientGone);
+  raw.on("error", clientGone);
+  open().then(
+    (opened) => {
+      if (closed) return opened.close(constants.NGHTTP2_CANCEL);
+      stream = opened;
+      toSupervisor = frameWriter(opened);
+      for (const frame of early.splice(0)) toSupervisor(frame);
+      raw.resume();
+      relayToClient(opened, raw, () => (closed = true));
+    },
+    () => {
+      closed = true;
+      // Read again, so the client's answering close frame ends the socket at once.
+      raw.resume();
+      raw.close(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
+    },
+  );
+}
+
+export function relayToClient(stream: ClientHttp2Stream, raw: WebSocket, markClosed: () => void): void {
   const decoder = new FrameDecoder();
   let closing = false;
 
   const resumeWhenDrained = () => {
-    if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER && socket.isPaused()) socket.resume();
+    if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER && stream.isPaused()) stream.resume();
   };
   const closeAfterDrain = (code: number, reason: string) => {
     closing = true;
@@ -52,26 +101,37 @@ export function relayToClient(socket: Duplex, raw: WebSocket, markClosed: () => 
     attempt();
   };
 
-  socket.on("data", (chunk: Buffer) => {
+  stream.on("data", (chunk: Buffer) => {
     let frames: IoFrame[];
     try {
       frames = decoder.push(chunk);
     } catch {
-      socket.destroy();
+      stream.destroy();
       return;
     }
-    for (const frame of frames) {
-      if (closing) return;
-      if (frame.kind === FrameKind.text) raw.send(frame.text, resumeWhenDrained);
-      else if (frame.kind === FrameKind.binary) raw.send(frame.bytes, resumeWhenDrained);
-      else closeAfterDrain(frame.code, frame.reason);
+    // One chunk's frames (each its own message, with its own seq) leave in one socket write.
+    const socket = clientSocket(raw);
+    socket?.cork();
+    try {
+      for (const frame of frames) {
+        if (closing) return;
+        if (frame.kind === FrameKind.text) raw.send(frame.text, resumeWhenDrained);
+        else if (frame.kind === FrameKind.binary) raw.send(frame.bytes, resumeWhenDrained);
+        else closeAfterDrain(frame.code, frame.reason);
+      }
+    } finally {
+      socket?.uncork();
     }
-    if (raw.bufferedAmount >= CLIENT_BUFFER_HIGH_WATER) socket.pause();
+    if (raw.bufferedAmount >= CLIENT_BUFFER_HIGH_WATER) stream.pause();
   });
   const supervisorGone = () => {
     if (!closing && raw.readyState === raw.OPEN) closeAfterDrain(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
   };
-  socket.on("end", supervisorGone);
-  socket.on("close", supervisorGone);
-  socket.on("error", () => socket.destroy());
+  // The supervisor ended its side (after a close frame, or going away): end ours too.
+  stream.on("end", () => {
+    supervisorGone();
+    if (!stream.destroyed) stream.close();
+  });
+  stream.on("close", supervisorGone);
+  stream.on("error", () => stream.destroy());
 }

@@ -15,6 +15,8 @@ import { DEFAULT_TIMINGS, SessionService, type SupervisorTimings } from "./sessi
 
 export type RunningSupervisor = {
   service: SessionService;
+  /** The TCP port peers reach this supervisor on (RUNNER_PEER_LISTEN); undefined = none. */
+  peerPort: number | undefined;
   /**
    * Closes the internal socket, its streams and terminals included. Session pods are left
    * running: Kubernetes is the record, and the next supervisor re-adopts them (a rolling update
@@ -41,15 +43,23 @@ export async function runSupervisor(options: {
   if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });
   const internal = await startInternalServer({
     socketPath: options.config.internalSocketPath,
+    peer: peerListener(options.config),
     service,
     log: options.log,
   });
   service.startWatchSupervisor();
-  options.log.info("supervisor listening", { socket: options.config.internalSocketPath, version: RUNNER_VERSION });
+  options.log.info("supervisor listening", { socket: options.config.internalSocketPath, peerPort: internal.peerPort, version: RUNNER_VERSION });
   return {
     service,
+    peerPort: internal.peerPort,
     shutdown: () => internal.close(),
   };
+}
+
+/** The peer listener, when RUNNER_PEER_LISTEN is set (its loader requires the credential too). */
+function peerListener(config: CoreConfig) {
+  const { listen, secret } = config.peer;
+  return listen && secret !== undefined ? { listen, secret } : undefined;
 }
 
 /**

@@ -2,31 +2,27 @@
  * The supervisor's internal socket refuses what no route takes with a clear answer, and keeps
  * serving: a wrong protocol version, an unknown route, a body that is not JSON or not valid.
  */
-import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INTERNAL_PROTOCOL_VERSION, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
+import { InternalH2 } from "../support/internal-h2.ts";
 import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
 
 describe("the internal socket", () => {
   let runner: RunnerUnderTest;
-  let pool: Pool;
+  let internal: InternalH2;
   beforeAll(async () => {
     runner = await startRunner();
-    pool = new Pool("http://supervisor", { socketPath: runner.socketPath });
+    internal = new InternalH2({ socketPath: runner.socketPath });
   });
   afterAll(async () => {
-    await pool.close();
+    await internal.close();
     await runner.close();
   });
 
   async function send(method: "GET" | "POST", path: string, body?: string, version = INTERNAL_PROTOCOL_VERSION) {
-    const response = await pool.request({
-      method,
-      path,
-      headers: { [PROTOCOL_HEADER]: version, ...(body !== undefined && { "content-type": "application/json" }) },
-      ...(body !== undefined && { body }),
-    });
-    return { status: response.statusCode, body: await response.body.json() };
+    const headers = { [PROTOCOL_HEADER]: version, ...(body !== undefined && { "content-type": "application/json" }) };
+    const answer = await internal.request(method, path, headers, body);
+    return { status: answer.status, body: JSON.parse(answer.text) as unknown };
   }
 
   it("answers each refusal with a status and an error code", async () => {

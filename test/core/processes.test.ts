@@ -71,19 +71,22 @@ describe("process failures", () => {
   });
 
   it("refuses a supervisor of another internal protocol version with a clear 503", async () => {
-    const { createServer } = await import("node:http");
+    const { createServer } = await import("node:http2");
     const { rm } = await import("node:fs/promises");
     await runner.stopSupervisor();
     await rm(runner.socketPath, { force: true });
     const impostor = createServer((_request, response) => {
       response.writeHead(200, { "content-type": "application/json", "x-k8s-runner-internal-protocol": "999" }).end("{}");
     });
+    const sessions = new Set<import("node:http2").ServerHttp2Session>();
+    impostor.on("session", (session) => sessions.add(session.on("error", () => undefined)));
     await new Promise<void>((resolve) => impostor.listen(runner.socketPath, resolve));
     try {
       const response = await fetch(`${runner.baseUrl}/v1/sessions/abc`);
       expect(response.status).toBe(503);
       expect(((await response.json()) as { message: string }).message).toContain("speaks internal protocol '999'");
     } finally {
+      for (const session of sessions) session.destroy();
       await new Promise((resolve) => impostor.close(resolve));
       await runner.startSupervisor();
     }

@@ -49,6 +49,9 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   HOME: "outside a pod only: where ~/.kube/config is looked for",
   RUNNER_WARM_POOL_SIZE: "off (0): each pool pod charges the session quota a run pod, which an operator sizes first (docs/kubernetes.md Warm pool)",
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: "default 600; only with the warm pool",
+  RUNNER_PEER_LISTEN: "off: a supervisor serves its own api over the Unix socket unless peers are configured (docs/relay.md)",
+  RUNNER_PEER_SECRET: "only with RUNNER_PEER_LISTEN; a Secret the operator adds (docs/relay.md)",
+  RUNNER_PEER_SUPERVISOR: "off: the api reaches its own supervisor over the Unix socket (docs/relay.md)",
 };
 
 function wiredNames(objects: K8sObject[]): Set<string> {

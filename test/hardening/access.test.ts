@@ -9,7 +9,7 @@ import { eventsUntil, isStatus } from "../support/streams.ts";
 import { type Processes, openSocket, postJson, startProcesses } from "./support.ts";
 import { sessionBody } from "../support/session-body.ts";
 import { SlidingWindowLimit } from "../../handlers/rate-limit.ts";
-import { tokenMatches } from "../../handlers/access-guards.ts";
+import { tokenMatches } from "../../src/observability/secret-compare.ts";
 
 const TOKEN = "s3cret-token-of-the-operator-0123";
 

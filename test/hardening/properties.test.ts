@@ -10,11 +10,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { Client } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normaliseRelativePath } from "../../src/contract/paths.ts";
-import { INTERNAL_PROTOCOL_VERSION, IO_UPGRADE_PROTOCOL, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
+import { INTERNAL_PROTOCOL_VERSION, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
 import { tarArchive } from "../../src/kube/bundle/bundle-archive.ts";
+import { InternalH2 } from "../support/internal-h2.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";
 import { type Processes, openSocket, startProcesses } from "./support.ts";
 import { sessionBody } from "../support/session-body.ts";
@@ -156,15 +156,14 @@ describe("generated bad input", { timeout: 600_000 }, () => {
   });
 
   it("answers arbitrary internal-socket messages without a 5xx, and survives arbitrary terminal frames", async () => {
-    const internal = new Client("http://supervisor", { socketPath: runner.env.RUNNER_INTERNAL_SOCKET! });
+    const internal = new InternalH2({ socketPath: runner.env.RUNNER_INTERNAL_SOCKET! });
     const path = fc.constantFrom("/internal/sessions", "/internal/probe", "/internal/apps/x/sessions", "/internal/sessions/abc/workspace", "/internal/sessions/abc/apps", "/internal/nope");
     await fc.assert(
       fc.asyncProperty(path, fc.constantFrom("POST", "PUT", "GET", "DELETE"), fc.oneof(fc.json(), fc.string({ maxLength: 100 }), createBody.map((request) => JSON.stringify({ request }))), fc.boolean(), async (target, method, body, versioned) => {
-        const response = await internal.request({ method, path: target, headers: versioned ? { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION } : {}, body: method === "GET" ? undefined : body });
-        const answer = await response.body.text();
-        expect(response.statusCode, answer).toBeLessThan(500);
-        const sessionId = response.statusCode === 201 ? (JSON.parse(answer) as { sessionId: string }).sessionId : undefined;
-        if (sessionId) await internal.request({ method: "DELETE", path: `/internal/sessions/${sessionId}`, headers: { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION } }).then((r) => r.body.dump());
+        const response = await internal.request(method, target, versioned ? { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION } : {}, method === "GET" ? undefined : body);
+        expect(response.status, response.text).toBeLessThan(500);
+        const sessionId = response.status === 201 ? (JSON.parse(response.text) as { sessionId: string }).sessionId : undefined;
+        if (sessionId) await internal.request("DELETE", `/internal/sessions/${sessionId}`, { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION });
       }),
       { numRuns: 800 },
     );
@@ -172,9 +171,9 @@ describe("generated bad input", { timeout: 600_000 }, () => {
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     await fc.assert(
       fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 6 }), async (chunks) => {
-        const { socket } = await internal.upgrade({ path: `/internal/sessions/${sessionId}/io`, protocol: IO_UPGRADE_PROTOCOL, headers: { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION } });
-        for (const chunk of chunks) socket.write(chunk);
-        socket.destroy();
+        const stream = internal.open(`/internal/sessions/${sessionId}/io`, { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION });
+        for (const chunk of chunks) stream.write(chunk);
+        stream.destroy();
       }),
       { numRuns: 200 },
     );

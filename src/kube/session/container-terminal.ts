@@ -141,16 +141,20 @@ export class ContainerTerminal {
       return;
     }
     if (this.#closed) return attachment.close();
-    this.#attachment = attachment;
-    attachment.resize(this.#size.cols, this.#size.rows);
-    for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
-    this.#earlyStdinBytes = 0;
+    // Keystrokes wait (as early stdin) until the log is joined: their echo must not reach the
+    // log read before the attach delivers it, or it would be shown by both (the log can be
+    // ahead of an attach whose reader is slow, as under CPU pressure).
     if (held) {
       const log = await this.#showLog();
       const early = Buffer.concat(held);
       held = undefined;
       this.#emit(early.subarray(overlapLength(log, early)));
+      if (this.#closed) return attachment.close();
     }
+    this.#attachment = attachment;
+    attachment.resize(this.#size.cols, this.#size.rows);
+    for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
+    this.#earlyStdinBytes = 0;
     void attachment.closed.then(() => this.#onClosed(attachment));
   }
 

@@ -1,0 +1,36 @@
+/**
+ * An SSE body written to the client's socket straight from the supervisor's stream: no web
+ * stream in between and nothing of the request's context kept for the stream's life. `pipe`
+ * carries backpressure end to end (client socket → this response → the HTTP/2 stream's window
+ * → the supervisor's follower), so a slow client holds back only its own stream.
+ */
+import type { ServerResponse } from "node:http";
+import { type ClientHttp2Stream, constants } from "node:http2";
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+
+export function relaySse(source: ClientHttp2Stream, out: ServerResponse, headers: Headers): void {
+  // The client may have gone while the stream was being opened: its 'close' has been and gone.
+  if (out.destroyed || out.socket === null || out.socket.destroyed) {
+    source.close(constants.NGHTTP2_CANCEL);
+    return;
+  }
+  const head: Record<string, string> = {};
+  headers.forEach((value, name) => (head[name] = value));
+  out.writeHead(200, head);
+  out.flushHeaders();
+  source.pipe(out);
+  // The client went away: the supervisor's follower stops.
+  out.once("close", () => {
+    if (!source.destroyed) source.close(constants.NGHTTP2_CANCEL);
+  });
+  // Cut rather than ended when the supervisor went away, so the client knows to come back.
+  source.once("close", () => {
+    if (!source.readableEnded) out.destroy();
+  });
+}

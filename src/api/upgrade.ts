@@ -1,0 +1,59 @@
+/**
+ * Terminal upgrades on the runner's own server, before Hono keeps anything: the request runs
+ * through the routes once (access checks, CORS, the request log) to be allowed or refused; an
+ * allowed one is upgraded here and joined to its terminal stream, and neither the request, its
+ * context nor any middleware is held for the terminal's life. A refused one gets the routes'
+ * answer as it is (status, headers such as `www-authenticate`, JSON body).
+ */
+import { type IncomingMessage, STATUS_CODES, type Server } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Hono } from "hono";
+import type { WebSocketServer } from "ws";
+import { TERMINAL_UPGRADE, type UpgradeEnv } from "../../handlers/session-io.ts";
+import type { Logger } from "../log.ts";
+
+/** Headers of our own that a refusal's answer sets itself. */
+const FRAMING_HEADERS = new Set(["connection", "content-length", "transfer-encoding"]);
+
+async function refuse(socket: Duplex, response: Response): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer());
+  const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ""}`];
+  response.headers.forEach((value, name) => {
+    if (!FRAMING_HEADERS.has(name)) lines.push(`${name}: ${value}`);
+  });
+  lines.push("connection: close", `content-length: ${body.byteLength}`, "", "");
+  socket.end(Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), body]));
+}
+
+function requestOf(request: IncomingMessage): { url: URL; headers: Headers } {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers.append(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  return { url: new URL(request.url ?? "/", `http://${request.headers.host ?? "localhost"}`), headers };
+}
+
+export function serveUpgrades(server: Server, app: Hono, wss: WebSocketServer, log: Logger): void {
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => socket.destroy());
+    const env: UpgradeEnv & { incoming: IncomingMessage; outgoing: undefined } = { incoming: request, outgoing: undefined, [TERMINAL_UPGRADE]: "pending" };
+    let target: { url: URL; headers: Headers };
+    try {
+      target = requestOf(request);
+    } catch {
+      void refuse(socket, Response.json({ error: "bad_request", message: "malformed request" }, { status: 400 }));
+      return;
+    }
+    Promise.resolve(app.request(target.url, { headers: target.headers }, env))
+      .then((response) => {
+        const start = env[TERMINAL_UPGRADE];
+        if (typeof start !== "function") return refuse(socket, response);
+        wss.handleUpgrade(request, socket, head, (ws) => start(ws));
+        return undefined;
+      })
+      .catch((error: unknown) => {
+        log.warn("terminal upgrade failed", { error });
+        socket.destroy();
+      });
+  });
+}
