@@ -16,6 +16,10 @@ function refusal(plan: () => unknown): { status: number; body: Record<string, un
 }
 
 const context = (overrides: Partial<AdmissionContext> = {}): AdmissionContext => ({
+  sessionId: "k7m3qx4r2abc",
+  now: new Date("2026-12-01T00:00:00.000Z"),
+  io: ["tty", "streams"],
+  supplyTelo: undefined,
   terms: undefined,
   catalog: parseAppsCatalog(JSON.stringify({ agent1: { image: "a", port: 7000 } })),
   watchEnabled: true,
@@ -78,16 +82,16 @@ describe("planSession", () => {
 describe("resolveApps", () => {
   it("applies the backend's own name limits after the contract's", () => {
     const tooLong = (name: string) => (name.length > 5 ? `app name '${name}' is too long` : undefined);
-    expect(refusal(() => resolveApps([{ name: "web-app", entryRelativePath: "a" }], tooLong))).toEqual({
+    expect(refusal(() => resolveApps([{ name: "web-app", entryRelativePath: "a" }], { io: ["tty"], validateAppName: tooLong }))).toEqual({
       status: 400,
       body: { error: "invalid_app_name", message: "app name 'web-app' is too long" },
     });
-    expect(refusal(() => resolveApps([{ name: "Web", entryRelativePath: "a" }], tooLong))).toMatchObject({ body: { message: expect.stringContaining("DNS label") } });
-    expect(resolveApps([{ name: "web", entryRelativePath: "a" }], tooLong)).toHaveLength(1);
+    expect(refusal(() => resolveApps([{ name: "Web", entryRelativePath: "a" }], { io: ["tty"], validateAppName: tooLong }))).toMatchObject({ body: { message: expect.stringContaining("DNS label") } });
+    expect(resolveApps([{ name: "web", entryRelativePath: "a" }], { io: ["tty"], validateAppName: tooLong })).toHaveLength(1);
   });
 
   it("keys ports by protocol across the whole session, even within one app", () => {
-    expect(refusal(() => resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }]))).toMatchObject({
+    expect(refusal(() => resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }], { io: ["tty"], validateAppName: undefined }))).toMatchObject({
       status: 400,
       body: { error: "port_conflict" },
     });
