@@ -72,6 +72,16 @@ describe("k8s-runner run", () => {
     expect(count("before")).toBe(2);
   });
 
+  it("runs on a named Telo version and passes on the version its kernel reports on `run started`", async () => {
+    const result = await runCli(["run", app, "--json", "--telo", "0.96.0", "--simulate", "exit-code=0"], { url: runner.baseUrl });
+    expect(result.code).toBe(0);
+    const lines = jsonLines(result.stdout);
+    const started = lines.find((l) => l.type === "event" && (l.event as { phase?: string }).phase === "started");
+    expect(started?.event).toMatchObject({ type: "run", app: "app", telo: "0.96.0" });
+    const refused = await runCli(["run", app, "--telo", "0.96.0", "--image", "x"], { url: runner.baseUrl });
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining("--telo chooses the kernel image") });
+  });
+
   it("prints one JSON object per line under --json: the session, its events, the output, the exit", async () => {
     const result = await runCli(["run", app, "--json", "--simulate", "output=json out\n", "--simulate", "exit-code=7"], {
       url: runner.baseUrl,
