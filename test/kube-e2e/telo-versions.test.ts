@@ -140,7 +140,7 @@ describe(`Telo versions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster
     expect(status).toBe(201);
     expect(images(await podOf(runner, body.sessionId))).toEqual({ session: `${versionImage("0.97.0")} Never` });
     const started = eventsOf(await eventsUntil(runner.client, body.sessionId, runStarted("app"))).at(-1);
-    expect(started).toMatchObject({ type: "run", phase: "started", telo: ON_REAL_CLUSTER ? "0.97.0-standin" : "0.97.0" });
+    expect(started).toMatchObject({ type: "run", phase: "started", telo: "0.97.0" });
     await runner.client.deleteSession(body.sessionId);
   });
 
