@@ -136,12 +136,26 @@ describe(`Telo versions on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster
   });
 
   it("runs a version's image, pulled by RUNNER_PULL_POLICY, and passes on the version the kernel reports", async () => {
-    const { status, body } = await post(runner, "/v1/sessions", versionBody("0.97.0"));
+    // Run events come from the kernel's debug stream, which a run session opens with `inspect`.
+    const { status, body } = await post(runner, "/v1/sessions", versionBody("0.97.0", { inspect: true }));
     expect(status).toBe(201);
     expect(images(await podOf(runner, body.sessionId))).toEqual({ session: `${versionImage("0.97.0")} Never` });
     const started = eventsOf(await eventsUntil(runner.client, body.sessionId, runStarted("app"))).at(-1);
     expect(started).toMatchObject({ type: "run", phase: "started", telo: "0.97.0" });
     await runner.client.deleteSession(body.sessionId);
+  });
+
+  it("runs a nested entry: the kernel's command line names it below the bundle root, and it runs", async () => {
+    const entry = "apps/todo/telo.yaml";
+    const bundle = { entryRelativePath: entry, files: [{ relativePath: entry, contents: "kind: Telo.Application\nmetadata: { name: todo }\n" }] };
+    const { body } = await post(runner, "/v1/sessions", kubeSessionBody({}, { bundle, inspect: true }));
+    const pod = await podOf(runner, body.sessionId);
+    expect(pod.spec?.containers?.[0]?.command?.at(-1)).toBe(`/app/${entry}`);
+    expect(pod.spec?.containers?.[0]?.workingDir).toBe("/work");
+    expect(eventsOf(await eventsUntil(runner.client, body.sessionId, runStarted("app"))).at(-1)).toMatchObject({ phase: "started" });
+    await runner.client.deleteSession(body.sessionId);
+    const climbing = await post(runner, "/v1/sessions", kubeSessionBody({}, { bundle: { ...bundle, entryRelativePath: "apps/../../telo.yaml" } }));
+    expect(climbing).toMatchObject({ status: 400, body: { error: "invalid_bundle" } });
   });
 
   it("gives a watch session's app containers their versions and every container, the workspace's too, RUNNER_PULL_POLICY", async () => {
