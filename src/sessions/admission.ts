@@ -2,7 +2,8 @@
  * Session admission (contract.md §3.4–3.6): everything between a schema-valid request and a
  * registered session, in the contract's order, as pure functions of the request and a
  * snapshot of the runner's state. Capacity (step 10) is the registry's. A refusal is raised as
- * a Problem.
+ * a Problem. The config gate and the Telo-version refusals, and their order: docs/telo-versions.md.
+ * The plan it returns is the session's launch description as the backend starts it.
  */
 import type { AppsCatalog, CatalogEntry } from "../config/apps-catalog.ts";
 import { coResidentAgentNames } from "../config/apps-catalog.ts";
@@ -168,7 +169,7 @@ export function planAppSession(
 }
 
 /**
- * App resolution (§3.4.1): names, reserved names, duplicates, entries, io, session-wide ports.
+ * App resolution: names, reserved names, duplicates, entries, io, session-wide ports.
  * An io the backend does not offer is refused, never downgraded; no io takes its first mode.
  */
 export function resolveApps(

@@ -44,7 +44,7 @@ export type StartSpec = {
   /** A predefined-app session: the image's own entrypoint, no bundle. */
   selfContained: boolean;
   agent?: CatalogEntry;
-  /** A notice for the stream's first event (the dropped agent, contract.md §8.3). */
+  /** A notice for the stream's first event: the agent was dropped, and why. */
   notice?: string;
 };
 
