@@ -72,12 +72,12 @@ describe("k8s-runner run", () => {
     expect(count("before")).toBe(2);
   });
 
-  it("runs on a named Telo version and passes on the version its kernel reports on `run started`", async () => {
-    const result = await runCli(["run", app, "--json", "--telo", "0.96.0", "--simulate", "exit-code=0"], { url: runner.baseUrl });
-    expect(result.code).toBe(0);
-    const lines = jsonLines(result.stdout);
-    const started = lines.find((l) => l.type === "event" && (l.event as { phase?: string }).phase === "started");
-    expect(started?.event).toMatchObject({ type: "run", app: "app", telo: "0.96.0" });
+  it("sends --telo as the session's version: a known one runs, one too old is the runner's refusal", async () => {
+    const ran = await runCli(["run", app, "--telo", "0.96.0", "--simulate", "exit-code=0"], { url: runner.baseUrl });
+    expect(ran.code).toBe(0);
+    const old = await runCli(["run", app, "--telo", "0.90.0"], { url: runner.baseUrl });
+    expect(old.code).not.toBe(0);
+    expect(old.stderr).toContain("telo 0.90.0 is not available for app 'app'");
     const refused = await runCli(["run", app, "--telo", "0.96.0", "--image", "x"], { url: runner.baseUrl });
     expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining("--telo chooses the kernel image") });
   });
