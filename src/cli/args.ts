@@ -15,6 +15,8 @@ export type RunOptions = {
   dir: string;
   image: string | undefined;
   pullPolicy: v.InferOutput<typeof PullPolicySchema>;
+  /** A Telo version: the runner picks its image (then no image or pull policy is sent). */
+  telo: string | undefined;
   entry: string | undefined;
   env: Record<string, string>;
   simulate: Record<string, string>;
@@ -49,6 +51,7 @@ options:
   --accept-terms <v>  accept the runner's usage terms of version <v> (run)
   --image <ref>       the kernel image (run, probe; default: the runner's default for run)
   --pull <policy>     missing | always | never (default: missing)
+  --telo <version>    run the app on this Telo version's kernel image (run; not with --image/--pull)
   --entry <path>      the entry file inside <dir> (run; default: telo.yaml)
   --env KEY=VALUE     an environment variable for the app, repeatable (run)
   --simulate K=V      script the simulated cluster's pod, repeatable (run; docs/simulated-cluster.md)
@@ -64,7 +67,7 @@ const UrlSchema = v.pipe(v.string(), v.url("expected an http(s) URL"), v.regex(/
 
 /** Which options each command accepts, beyond the global ones. */
 const COMMAND_OPTIONS: Record<string, readonly string[]> = {
-  run: ["image", "pull", "entry", "env", "simulate", "accept-terms"],
+  run: ["image", "pull", "telo", "entry", "env", "simulate", "accept-terms"],
   sessions: [],
   logs: ["app"],
   attach: ["app"],
@@ -102,6 +105,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
         "accept-terms": { type: "string" },
         image: { type: "string" },
         pull: { type: "string" },
+        telo: { type: "string" },
         entry: { type: "string" },
         env: { type: "string", multiple: true },
         simulate: { type: "string", multiple: true },
@@ -139,12 +143,15 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
       if (typeof envVars === "string") return { ok: false, message: envVars };
       const simulate = keyValues("simulate", values.simulate);
       if (typeof simulate === "string") return { ok: false, message: simulate };
+      if (values.telo !== undefined && (values.image !== undefined || values.pull !== undefined)) {
+        return { ok: false, message: "--telo chooses the kernel image and its pull policy: drop --image and --pull" };
+      }
       return {
         ok: true,
         command: {
           name,
           global: options,
-          run: { dir: rest[0]!, image: values.image, pullPolicy: pull.output, entry: values.entry, env: envVars, simulate },
+          run: { dir: rest[0]!, image: values.image, pullPolicy: pull.output, telo: values.telo, entry: values.entry, env: envVars, simulate },
         },
       };
     }

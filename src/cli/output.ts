@@ -1,6 +1,7 @@
 /**
  * Where a streaming command's output goes. Humans get the app's bytes on stdout/stderr as
- * they are, progress on a TTY and one line per failure on stderr; `--json` gets one JSON
+ * they are, progress and the Telo version each run's kernel reports on a TTY, and one line
+ * per failure on stderr; `--json` gets one JSON
  * object per line on stdout (session, event, output, exit), so a script reads a single stream.
  */
 import { TextDecoder } from "node:util";
@@ -35,6 +36,10 @@ export class HumanSink implements OutputSink {
       if (event.done) this.#progress?.clear();
       else this.#progress?.update(event.phase, event.message);
       return;
+    }
+    if (event.type === "run" && event.phase === "started" && event.telo !== undefined && this.streams.stderr.isTTY) {
+      this.#progress?.clear();
+      this.streams.stderr.write(`k8s-runner: ${event.app} started on telo ${event.telo}\n`);
     }
     if (event.type !== "status") return;
     if (event.status.kind !== "starting") this.#progress?.clear();

@@ -4,10 +4,13 @@
  * RUNNER_MAX_SESSIONS, the watch set, terms, RUNNER_APPS, …) belong to the core config.
  */
 import * as v from "valibot";
+import { TELO_VERSION_PATTERN } from "../contract/telo-version.ts";
+import { PullPolicySchema } from "../contract/wire.ts";
 import {
   booleanVar,
   ConfigError,
   parseEnv,
+  picklistVar,
   portVar,
   positiveIntVar,
   regexVar,
@@ -53,6 +56,27 @@ function countVar(name: string) {
     stringVar("0"),
     v.check((text) => /^\d+$/.test(text) && Number.isSafeInteger(Number(text)), (issue) => `${name} must be a non-negative integer, got '${String(issue.input)}'.`),
     v.transform(Number),
+  );
+}
+
+/** An image repository without tag or digest: an optional registry host (and port), then path components. */
+const IMAGE_REPOSITORY = /^([A-Za-z0-9.-]+(:\d+)?\/)?[a-z0-9]+([._-]+[a-z0-9]+)*(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*$/;
+
+function imageRepositoryVar(name: string, fallback: string) {
+  return v.pipe(
+    stringVar(fallback),
+    v.regex(IMAGE_REPOSITORY, (issue) => `${name} must be an image repository without tag or digest (e.g. telorun/node), got '${String(issue.input)}'.`),
+  );
+}
+
+/** A Telo version (MAJOR.MINOR.PATCH[-prerelease][+build]); unset or blank → `fallback`. */
+function teloVersionVar<const D extends string | undefined>(name: string, fallback: D) {
+  return v.pipe(
+    stringVar(fallback),
+    v.check(
+      (version) => version === undefined || TELO_VERSION_PATTERN.test(version),
+      (issue) => `${name} must be a Telo version such as 0.96.0, got '${String(issue.input)}'.`,
+    ),
   );
 }
 
@@ -134,6 +158,19 @@ export const kubeEnvSchema = v.object({
   RUNNER_REGISTRY_INSECURE: booleanVar("RUNNER_REGISTRY_INSECURE", false),
   RUNNER_REGISTRY_API_URL: baseVar,
   RUNNER_REGISTRY_PUSH_SECRET: stringVar(undefined),
+  // Telo versions (docs/telo-versions.md): apps naming version V run `<repository>:<V>-<variant>`.
+  RUNNER_TELO_VERSIONS: booleanVar("RUNNER_TELO_VERSIONS", true),
+  RUNNER_TELO_IMAGE_REPOSITORY: imageRepositoryVar("RUNNER_TELO_IMAGE_REPOSITORY", "telorun/node"),
+  RUNNER_TELO_IMAGE_VARIANT: v.pipe(
+    stringVar("slim"),
+    v.regex(/^[A-Za-z0-9_.-]{1,64}$/, (issue) => `RUNNER_TELO_IMAGE_VARIANT must be usable in an image tag (letters, digits, '_', '.', '-'), got '${String(issue.input)}'.`),
+  ),
+  RUNNER_TELO_UNRELEASED_IMAGE: stringVar(undefined),
+  RUNNER_PULL_POLICY: picklistVar("RUNNER_PULL_POLICY", PullPolicySchema.options, "missing"),
+  // Which workspace marker a watch session seeds: by the kernel's version against the first
+  // version that accepts the comment-only marker; RUNNER_IMAGE's version is said here.
+  RUNNER_IMAGE_TELO_VERSION: teloVersionVar("RUNNER_IMAGE_TELO_VERSION", undefined),
+  RUNNER_TELO_COMMENT_MARKER_SINCE: teloVersionVar("RUNNER_TELO_COMMENT_MARKER_SINCE", "0.96.0"),
   // The warm pool (docs/kubernetes.md "Warm pool"): run pods started ahead of their sessions; 0 turns it off.
   RUNNER_WARM_POOL_SIZE: countVar("RUNNER_WARM_POOL_SIZE"),
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: positiveIntVar("RUNNER_WARM_POOL_MAX_IDLE_SECONDS", 600),
@@ -170,6 +207,22 @@ function ceilings(env: KubeEnv, prefix: "RUNNER_" | "RUNNER_APP_") {
 /** The warm pool: how many unclaimed pods to keep, and how long one may wait before it is replaced. */
 function warmPoolSettings(env: KubeEnv) {
   return { size: env.RUNNER_WARM_POOL_SIZE, maxIdleSeconds: env.RUNNER_WARM_POOL_MAX_IDLE_SECONDS };
+}
+
+/** How kernel images are chosen: RUNNER_IMAGE, or the image of a named Telo version (docs/telo-versions.md). */
+function kernelImageSettings(env: KubeEnv) {
+  return {
+    defaultImage: env.RUNNER_IMAGE,
+    teloVersions: env.RUNNER_TELO_VERSIONS,
+    ...settingsOf(env, {
+      teloRepository: "RUNNER_TELO_IMAGE_REPOSITORY",
+      teloVariant: "RUNNER_TELO_IMAGE_VARIANT",
+      unreleasedImage: "RUNNER_TELO_UNRELEASED_IMAGE",
+      teloPullPolicy: "RUNNER_PULL_POLICY",
+      defaultImageVersion: "RUNNER_IMAGE_TELO_VERSION",
+      commentMarkerSince: "RUNNER_TELO_COMMENT_MARKER_SINCE",
+    }),
+  };
 }
 
 function routingConfig(env: KubeEnv) {
@@ -222,6 +275,7 @@ function buildConfig(repository: string, env: KubeEnv) {
 export type SessionPodSettings = ReturnType<typeof sessionPodSettings>;
 export type Ceilings = ReturnType<typeof ceilings>;
 export type WarmPoolSettings = ReturnType<typeof warmPoolSettings>;
+export type KernelImageSettings = ReturnType<typeof kernelImageSettings>;
 export type RoutingConfig = ReturnType<typeof routingConfig>;
 export type BaseImageCatalogConfig = ReturnType<typeof baseImageCatalogConfig>;
 export type BuildConfig = ReturnType<typeof buildConfig>;
@@ -257,6 +311,8 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv) {
     identity: { displayName: parsed.RUNNER_DISPLAY_NAME, description: parsed.RUNNER_DESCRIPTION },
     /** The image of a session whose config names none. */
     defaultImage: parsed.RUNNER_IMAGE,
+    /** RUNNER_IMAGE and the Telo-version images, with their pull policies and marker versions. */
+    kernelImages: kernelImageSettings(parsed),
     sessionPods: sessionPodSettings(parsed),
     runCeilings: ceilings(parsed, "RUNNER_"),
     appCeilings: ceilings(parsed, "RUNNER_APP_"),

@@ -2,6 +2,7 @@
  * The capabilities document (docs/api.md "Capabilities") and its config-schema builder (docs/api.md "Capabilities").
  */
 import type { Capabilities } from "./responses.ts";
+import { SUPERSEDED_BY_TELO } from "./session-config.ts";
 import type { Terms } from "./wire.ts";
 
 export type SessionConfigSchemaInputs = {
@@ -11,16 +12,20 @@ export type SessionConfigSchemaInputs = {
   pullPolicyDescription?: string | undefined;
   enforced?: boolean | undefined;
   registryUrl?: boolean | undefined;
+  /** The runner runs named Telo versions: the keys a version supersedes are deprecated and optional. */
+  teloVersions?: boolean | undefined;
 };
 
 const DEFAULT_PULL_POLICY_DESCRIPTION =
   "`missing` pulls on first use; `always` forces a pull every run; `never` fails if the image isn't present.";
 
-export function sessionConfigSchema(inputs: SessionConfigSchemaInputs) {
+/** The JSON Schema of a session's `config` the capabilities advertise (not a valibot schema: a document). */
+export function configJsonSchema(inputs: SessionConfigSchemaInputs) {
   const imageEnum = inputs.imageEnum && inputs.imageEnum.length > 0 ? inputs.imageEnum : undefined;
+  const deprecated = inputs.teloVersions ? { deprecated: true } : {};
   return {
     type: "object",
-    required: ["image", "pullPolicy"],
+    required: inputs.teloVersions ? [] : ["image", "pullPolicy"],
     properties: {
       image: {
         type: "string",
@@ -30,6 +35,7 @@ export function sessionConfigSchema(inputs: SessionConfigSchemaInputs) {
         description: "Container image the runner spawns for each run.",
         // A non-empty picker list overrides `enforced`: the client may choose within it.
         ...(imageEnum ? { enum: imageEnum } : inputs.enforced ? { readOnly: true } : {}),
+        ...deprecated,
       },
       pullPolicy: {
         type: "string",
@@ -37,6 +43,7 @@ export function sessionConfigSchema(inputs: SessionConfigSchemaInputs) {
         default: inputs.pullPolicyDefault ?? "missing",
         title: "Pull policy",
         description: inputs.pullPolicyDescription ?? DEFAULT_PULL_POLICY_DESCRIPTION,
+        ...deprecated,
       },
       ...(inputs.registryUrl && {
         registryUrl: {
@@ -53,7 +60,9 @@ export function sessionConfigSchema(inputs: SessionConfigSchemaInputs) {
 export type CapabilitiesInputs = {
   displayName: string;
   description: string;
-  configSchema: ReturnType<typeof sessionConfigSchema>;
+  configSchema: ReturnType<typeof configJsonSchema>;
+  /** `features.teloVersions`: apps may name a Telo version (docs/telo-versions.md). */
+  teloVersions?: boolean | undefined;
   io: ("tty" | "streams")[];
   ports: boolean;
   watch: boolean;
@@ -67,11 +76,12 @@ export function capabilitiesDocument(inputs: CapabilitiesInputs): Capabilities {
   return {
     displayName: inputs.displayName,
     description: inputs.description,
-    config: { schema: inputs.configSchema },
+    config: { schema: inputs.configSchema, ...(inputs.teloVersions && { supersededByTelo: [...SUPERSEDED_BY_TELO] }) },
     features: {
       io: inputs.io,
       ports: inputs.ports,
       watch: inputs.watch,
+      ...(inputs.teloVersions && { teloVersions: true }),
       // Agents are offered only where watch sessions are, and only when some exist.
       ...(inputs.watch && inputs.agents.length > 0 && { agents: inputs.agents }),
     },

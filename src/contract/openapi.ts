@@ -6,15 +6,16 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { ErrorBodySchema, RunEventSchema, TermsSchema } from "./wire.ts";
+import { ErrorBodySchema, RunEventSchema, TeloVersionUnavailableSchema, TermsSchema } from "./wire.ts";
 import { FrameworkErrorBodySchema } from "./responses.ts";
 import { type RouteSpec, TERMS_HEADER, V1_PREFIX, paramNames, routes } from "./routes.ts";
 
 type JsonObject = Record<string, unknown>;
 
-/** Every error answer: the core's `{error, message}`, the 428's `{error, terms}`, or a framework one. */
+/** Every error answer: the core's `{error, message}` (with `{app, version, reason}` for a refused version), the 428's `{error, terms}`, or a framework one. */
 export const ErrorAnswerSchema = v.union([
   ErrorBodySchema,
+  TeloVersionUnavailableSchema,
   v.object({ error: v.literal("terms_required"), terms: TermsSchema }),
   FrameworkErrorBodySchema,
 ]);

@@ -2,9 +2,13 @@
  * Request-body schemas of the `/v1` routes (docs/api.md "Routes"), with the coercions clients rely on
  * (docs/api.md "Error bodies"): numeric strings become integers, scalars become strings for env values, "true" and
  * "false" become booleans. Unknown properties are dropped, not rejected, except inside
- * `config` of a session, whose extra keys are passed through to the backend.
+ * `config` of a session, an opaque object whose known keys admission checks (the config gate,
+ * src/contract/session-config.ts) and whose other keys are passed through to the backend.
+ * `telo` is taken as any value here: a malformed one is admission's `invalid_telo_version`, not
+ * a framework error.
  */
 import * as v from "valibot";
+import { TELO_VERSION_PATTERN } from "./telo-version.ts";
 import {
   BundleFileSchema,
   IoModeSchema,
@@ -50,11 +54,21 @@ export const PortMappingBodySchema = v.object({
   protocol: ProtocolSchema,
 });
 
+/** A Telo version as the document describes it; admission checks the value itself. */
+const TeloBodySchema = v.optional(
+  v.pipe(
+    v.unknown(),
+    v.description("The Telo version whose kernel image runs this app (docs/telo-versions.md)."),
+    v.metadata({ type: "string", pattern: TELO_VERSION_PATTERN.source }),
+  ),
+);
+
 export const AppSpecBodySchema = v.object({
   name: v.pipe(nonEmptyString, v.maxLength(63, "must NOT have more than 63 characters")),
   entryRelativePath: nonEmptyString,
   ports: v.optional(v.array(PortMappingBodySchema)),
   io: v.optional(IoModeSchema),
+  telo: TeloBodySchema,
 });
 
 const AppsBodySchema = v.pipe(
@@ -72,14 +86,26 @@ const EnvBodySchema = v.pipe(
   v.record(v.pipe(v.string(), v.regex(ENV_NAME, "must have property names of printable ASCII characters other than '='")), coercedString),
 );
 
+const isJsonObject = (input: unknown) => typeof input === "object" && input !== null && !Array.isArray(input);
+
+/** Any JSON object; its known keys as the document describes them (both superseded by `telo`). */
+const SessionConfigBodySchema = v.pipe(
+  v.custom<Record<string, unknown>>(isJsonObject, "must be object"),
+  v.metadata({
+    type: "object",
+    additionalProperties: true,
+    properties: {
+      image: { type: "string", minLength: 1, deprecated: true },
+      pullPolicy: { type: "string", enum: PullPolicySchema.options, deprecated: true },
+    },
+  }),
+);
+
 export const CreateSessionBodySchema = v.object({
   bundle: v.object({ entryRelativePath: nonEmptyString, files: v.array(BundleFileSchema) }),
   env: EnvBodySchema,
-  config: v.looseObject({
-    image: nonEmptyString,
-    pullPolicy: PullPolicySchema,
-    registryUrl: v.optional(nonEmptyString),
-  }),
+  config: v.optional(SessionConfigBodySchema, {}),
+  telo: TeloBodySchema,
   ports: v.optional(v.array(PortMappingBodySchema)),
   inspect: v.optional(coercedBoolean, false),
   mode: v.optional(SessionModeSchema, "run"),
@@ -96,7 +122,7 @@ export const AppSessionBodySchema = v.object({
 export type AppSessionBody = v.InferOutput<typeof AppSessionBodySchema>;
 
 export const ProbeBodySchema = v.object({
-  config: v.object({ image: nonEmptyString, pullPolicy: PullPolicySchema }),
+  config: SessionConfigBodySchema,
 });
 export type ProbeBody = v.InferOutput<typeof ProbeBodySchema>;
 

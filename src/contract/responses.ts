@@ -18,12 +18,13 @@ const JsonSchemaDocumentSchema = v.record(v.string(), v.unknown());
 export const CapabilitiesSchema = v.object({
   displayName: v.string(),
   description: v.string(),
-  config: v.object({ schema: JsonSchemaDocumentSchema }),
+  config: v.object({ schema: JsonSchemaDocumentSchema, supersededByTelo: v.optional(v.array(v.string())) }),
   features: v.object({
     io: v.array(IoModeSchema),
     ports: v.boolean(),
     watch: v.boolean(),
     agents: v.optional(v.array(v.string())),
+    teloVersions: v.optional(v.boolean()),
   }),
   terms: v.optional(TermsSchema),
   apps: v.optional(

@@ -51,13 +51,13 @@ export const ResolvedAppSchema = v.object({
   entryRelativePath: v.string(),
   ports: v.array(PortMappingSchema),
   io: IoModeSchema,
+  /** The Telo version whose kernel image runs the app (docs/telo-versions.md); absent: the configured image. */
+  telo: v.optional(v.string()),
 });
 export type ResolvedApp = v.InferOutput<typeof ResolvedAppSchema>;
 
-export const ProbeConfigSchema = v.object({
-  image: v.pipe(v.string(), v.minLength(1)),
-  pullPolicy: PullPolicySchema,
-});
+/** The probe's config: any JSON object, like a session's (docs/telo-versions.md). */
+export const ProbeConfigSchema = v.record(v.string(), v.unknown());
 export type ProbeConfig = v.InferOutput<typeof ProbeConfigSchema>;
 
 export const RunStatusSchema = v.variant("kind", [
@@ -135,6 +135,8 @@ export const RunEventSchema = v.union([
     generation: v.number(),
     phase: v.literal("started"),
     trigger: RunTriggerSchema,
+    /** The version the kernel's `Kernel.Starting` frame reported, unjudged; absent when it reported none. */
+    telo: v.optional(v.string()),
   }),
   v.object({
     type: v.literal("run"),
@@ -232,6 +234,15 @@ export type SessionDocument = v.InferOutput<typeof SessionDocumentSchema>;
 
 /** The core's error body (docs/api.md "Error bodies"). */
 export const ErrorBodySchema = v.object({ error: v.string(), message: v.string() });
+
+/** A refused Telo version: which app named it, the version, and why (docs/telo-versions.md). */
+export const TeloVersionUnavailableSchema = v.object({
+  error: v.literal("telo_version_unavailable"),
+  message: v.string(),
+  app: v.string(),
+  version: v.string(),
+  reason: v.string(),
+});
 export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>;
 
 export const TermsSchema = v.object({ version: v.string(), title: v.string(), body: v.string() });

@@ -29,6 +29,8 @@ import {
 } from "./status/runtime-class.ts";
 import { WatchSession } from "./session/watch-session.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
+import { unreleasedReason } from "../sessions/telo-gate.ts";
+import { namesTeloVersion } from "./specs/kernel-image.ts";
 
 const PULL_POLICY_DESCRIPTION =
   "Kernel-image freshness, applied as the Pod's imagePullPolicy. `always` re-pulls on every session, so a moving tag like `latest-slim` picks up a new release. `missing` pulls only when the node has no copy. `never` never pulls at all — on a node that has not already cached the image the session fails to start (ErrImageNeverPull), so it suits a cluster that pre-loads its images and nothing else.";
@@ -69,9 +71,15 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 
     validateConfig(sessionConfig) {
       const offered = options.picker?.offered();
-      if (offered && !offered.includes(sessionConfig.image)) return notOfferedMessage(sessionConfig.image, offered);
+      const image = sessionConfig.image;
+      if (offered && image !== undefined && !offered.includes(image)) return notOfferedMessage(image, offered);
       return undefined;
     },
+
+    // Off (RUNNER_TELO_VERSIONS=false): no `features.teloVersions`, and any `telo` is refused.
+    ...(config.kernelImages.teloVersions && {
+      supplyTelo: (version: string) => (config.kernelImages.unreleasedImage ? undefined : unreleasedReason(version)),
+    }),
 
     probe: () => probe(ctx),
 
@@ -198,10 +206,8 @@ function specFromRecord(record: SessionRecord, pod: V1Pod, catalog: AppsCatalog)
     mode: record.mode,
     apps: record.apps,
     env: Object.fromEntries(record.envNames.map((name) => [name, values.get(name) ?? ""])),
-    config: {
-      image: record.config.image ?? container?.image ?? "",
-      pullPolicy: record.config.pullPolicy ?? "missing",
-    },
+    // A pod recorded without an image ran RUNNER_IMAGE as it was then: keep that image.
+    config: namesTeloVersion(record) || record.config.image !== undefined || !container?.image ? record.config : { ...record.config, image: container.image },
     bundle: { entryRelativePath: record.apps[0]?.entryRelativePath ?? "", files: [] },
     inspect: record.inspect,
     selfContained: record.selfContained,

@@ -22,22 +22,30 @@ import type {
   WorkspaceSnapshot,
   WorkspaceTree,
 } from "../contract/wire.ts";
+import type { SessionConfig } from "../contract/session-config.ts";
 import type { RunOutcome } from "./run-projection.ts";
 
+/**
+ * A session's launch description: what admission decided (src/sessions/admission.ts builds it
+ * as it is, no copy), what the backend starts, and what a pod's record rebuilds at adoption.
+ */
 export type StartSpec = {
   sessionId: string;
   createdAt: string;
   mode: SessionMode;
+  /** Each with its io resolved and, when it names one, its Telo version. */
   apps: ResolvedApp[];
   /** Final workload env (docs/api.md "Creating a session"). */
   env: Record<string, string>;
-  /** The session config as sent, extra keys included. */
-  config: Record<string, unknown> & { image: string; pullPolicy: string };
+  /** The session config, parsed once by the config gate; extra keys kept. */
+  config: SessionConfig;
   bundle: RunBundle;
   inspect: boolean;
   /** A predefined-app session: the image's own entrypoint, no bundle. */
   selfContained: boolean;
   agent?: CatalogEntry;
+  /** A notice for the stream's first event: the agent was dropped, and why. */
+  notice?: string;
 };
 
 export type BackendCallbacks = {
@@ -108,7 +116,12 @@ export type Backend = {
   /** Re-resolved on every capabilities request (the image picker may refresh). */
   describe(): BackendDescription;
   /** The backend's config gate: a refusal message, or undefined to accept. */
-  validateConfig?(config: StartSpec["config"]): string | undefined;
+  validateConfig?(config: SessionConfig): string | undefined;
+  /**
+   * Present when the backend runs apps at a named Telo version (`features.teloVersions`): the
+   * reason it cannot supply this one, or undefined when it can.
+   */
+  supplyTelo?(version: string): string | undefined;
   /** The backend's limits on app names beyond the contract's: a refusal message, or undefined. */
   validateAppName?(name: string): string | undefined;
   /** Called once on shutdown after every session was stopped. */

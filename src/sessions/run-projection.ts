@@ -29,7 +29,8 @@ export class RunProjection {
     const payload = (frame.payload ?? {}) as Record<string, unknown>;
     switch (frame.event) {
       case "Kernel.Starting":
-        return this.#open(now);
+        // The kernel's own word for its version, passed on as it said it (the client judges).
+        return this.#open(now, nonEmptyString(payload.version));
       case "Kernel.Stopped": {
         if (this.#openSince === undefined) return [];
         const code = typeof payload.exitCode === "number" ? payload.exitCode : 0;
@@ -53,13 +54,13 @@ export class RunProjection {
     return [this.#close({ phase: "failed", reason: outcome.reason ?? "workload ended" })];
   }
 
-  #open(now: number): RunEvent[] {
+  #open(now: number, telo?: string): RunEvent[] {
     if (this.#openSince !== undefined) return [];
     this.generation += 1;
     this.#openSince = now;
     const trigger = this.#pendingTrigger ?? "watch";
     this.#pendingTrigger = undefined;
-    return [{ type: "run", app: this.app, generation: this.generation, phase: "started", trigger }];
+    return [{ type: "run", app: this.app, generation: this.generation, phase: "started", trigger, ...(telo !== undefined && { telo }) }];
   }
 
   #close(

@@ -79,6 +79,43 @@ export interface KernelScript {
   ports: { port: number; protocol: "tcp" | "udp" }[];
   /** The load fails: `Kernel.RunFailed` instead of PortsResolved/Started. */
   runFails: boolean;
+  /** The kernel's version, reported in `Kernel.Starting` (see kernelVersionOf). */
+  version: string;
+}
+
+/** The version of a kernel image whose tag names none (`latest-slim`, a test image). */
+export const SIM_KERNEL_VERSION = "0.97.0";
+
+/** The first kernel that accepts a workspace marker without blocks; older ones need `modules`. */
+const FIRST_COMMENT_MARKER_KERNEL = [0, 96, 0] as const;
+
+const VERSION_TAG = /^(\d+)\.(\d+)\.(\d+)(?:-[0-9A-Za-z.-]+?)?(?:_[0-9A-Za-z.-]+)?$/;
+
+/** A version image's tag is `<V>-<variant>` (or `<V>`), `+` written `_`; any other image runs SIM_KERNEL_VERSION. */
+export function kernelVersionOf(image: string): string {
+  const tag = /:([^/:@]+)(@.*)?$/.exec(image)?.[1];
+  if (tag === undefined) return SIM_KERNEL_VERSION;
+  for (const candidate of [tag.replace(/-[A-Za-z0-9_.]+$/, ""), tag]) {
+    if (VERSION_TAG.test(candidate)) return candidate.replace("_", "+");
+  }
+  return SIM_KERNEL_VERSION;
+}
+
+function acceptsCommentMarker(version: string): boolean {
+  const parts = version.split(/[-+]/)[0]!.split(".").map(Number);
+  for (let index = 0; index < 3; index++) {
+    if (parts[index]! !== FIRST_COMMENT_MARKER_KERNEL[index]) return parts[index]! > FIRST_COMMENT_MARKER_KERNEL[index]!;
+  }
+  // 0.96.0 itself accepts it; its prereleases precede it and do not.
+  return !/^[^+]*-/.test(version);
+}
+
+/** Why this kernel refuses the workspace marker at the root, or undefined (none, or one it reads). */
+function markerRefusal(workspace: WorkspaceTree, version: string): string | undefined {
+  const marker = workspace.get("telo-workspace.yaml");
+  if (marker === undefined || acceptsCommentMarker(version)) return undefined;
+  const blocks = marker.toString("utf8").split("\n").filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
+  return blocks.length === 0 ? "telo-workspace.yaml declares no modules: list the modules this workspace shares (modules: [\"*\"])" : undefined;
 }
 
 /**
@@ -93,8 +130,13 @@ export function driveKernel(debug: KernelDebugStream, workspace: WorkspaceTree, 
   let booted = false;
   const boot = () => {
     booted = true;
-    const { ports, runFails } = script();
-    debug.emit("Kernel.Starting", {});
+    const { ports, runFails, version } = script();
+    debug.emit("Kernel.Starting", { version });
+    const refusal = entry === undefined ? undefined : markerRefusal(workspace, version);
+    if (refusal !== undefined) {
+      debug.emit("Kernel.RunFailed", { code: "INVALID_WORKSPACE_MARKER", message: refusal });
+      return;
+    }
     if (runFails) {
       debug.emit("Kernel.RunFailed", { code: "SIM_RUN_FAILED", message: "simulated run failure" });
       return;

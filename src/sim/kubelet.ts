@@ -8,7 +8,7 @@ import { ContainerProcess, type ExitStatus } from "./container.ts";
 import { ContainerFs } from "./container-fs.ts";
 import type { PodNetwork } from "./download.ts";
 import type { EventRecorder, Involved } from "./events.ts";
-import { driveKernel, inspectPort, KernelDebugStream } from "./kernel-debug.ts";
+import { driveKernel, inspectPort, KernelDebugStream, kernelVersionOf } from "./kernel-debug.ts";
 import { listenContainerPort } from "./listeners.ts";
 import { type KubeObject, timestamp } from "./object.ts";
 import { lookupType } from "./resources.ts";
@@ -387,7 +387,11 @@ export class Kubelet {
     driveKernel(r.debug, rt.workspace, proc, argv, env, () => {
       // Annotations are read at every boot: a test may change them before touching the entry.
       const now = behaviourFor(this.pod(rt) ?? pod, r.name);
-      return { ports: now["kernel-ports"] ?? listeningPorts(now, r.spec.ports ?? []), runFails: now["kernel-debug"] === "run-failed" };
+      return {
+        ports: now["kernel-ports"] ?? listeningPorts(now, r.spec.ports ?? []),
+        runFails: now["kernel-debug"] === "run-failed",
+        version: kernelVersionOf(r.image),
+      };
     });
   }
 

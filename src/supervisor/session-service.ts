@@ -7,7 +7,7 @@
  */
 import type { CoreConfig } from "../config/core.ts";
 import { coResidentAgentNames } from "../config/apps-catalog.ts";
-import { capabilitiesDocument, sessionConfigSchema } from "../contract/capabilities.ts";
+import { capabilitiesDocument, configJsonSchema } from "../contract/capabilities.ts";
 import { newSessionId } from "../contract/ids.ts";
 import { Problem } from "../contract/problem.ts";
 import { publicFailure } from "../contract/public-error.ts";
@@ -15,7 +15,7 @@ import type { AppSessionBody, CreateSessionBody } from "../contract/requests.ts"
 import type { Capabilities } from "../contract/responses.ts";
 import type { AvailabilityReport, CreatedSession, ProbeConfig, SessionDocument } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
-import { type AdmissionContext, type SessionPlan, planAppSession, planSession } from "../sessions/admission.ts";
+import { type AdmissionContext, planAppSession, planSession } from "../sessions/admission.ts";
 import type { Backend, StartSpec } from "../sessions/backend-seam.ts";
 import { Registry } from "../sessions/registry.ts";
 import { Session } from "../sessions/session.ts";
@@ -77,7 +77,8 @@ export class SessionService {
     return capabilitiesDocument({
       displayName: backend.displayName,
       description: backend.description,
-      configSchema: sessionConfigSchema(backend.config),
+      configSchema: configJsonSchema({ ...backend.config, teloVersions: this.backend.supplyTelo !== undefined }),
+      teloVersions: this.backend.supplyTelo !== undefined,
       io: backend.io,
       ports: backend.ports,
       watch: this.config.watch.enabled,
@@ -144,6 +145,8 @@ export class SessionService {
 
   #admissionContext(): AdmissionContext {
     return {
+      sessionId: newSessionId(),
+      now: new Date(),
       terms: this.config.terms,
       catalog: this.config.apps,
       watchEnabled: this.config.watch.enabled,
@@ -152,18 +155,19 @@ export class SessionService {
       defaultRegistryUrl: this.config.defaultRegistryUrl,
       validateConfig: this.backend.validateConfig?.bind(this.backend),
       validateAppName: this.backend.validateAppName?.bind(this.backend),
+      io: this.backend.describe().io,
+      supplyTelo: this.backend.supplyTelo?.bind(this.backend),
     };
   }
 
-  #admit(plan: SessionPlan): CreatedSession {
+  #admit(plan: StartSpec): CreatedSession {
     if (this.#shuttingDown) throw new Problem("unavailable", "shutting_down", "the runner is shutting down");
-    const now = new Date();
     const session = new Session({
-      launch: startSpec(newSessionId(), now, plan),
+      launch: plan,
       agent: plan.agent,
       replayBufferBytes: this.config.replayBufferBytes,
       reloadLimit: this.config.watch.reloadLimit,
-      now,
+      now: new Date(plan.createdAt),
     });
     if (!this.registry.admit(session)) {
       throw new Problem(
@@ -175,21 +179,6 @@ export class SessionService {
     this.#launcher.logFor(session).info("session admitted", { mode: session.mode, apps: [...session.apps.keys()] });
     if (plan.notice) session.append({ type: "progress", phase: "provision", message: plan.notice });
     void this.#launcher.launch(session);
-    return { sessionId: session.id, streamUrl: `/v1/sessions/${session.id}/events`, createdAt: now.toISOString() };
+    return { sessionId: session.id, streamUrl: `/v1/sessions/${session.id}/events`, createdAt: plan.createdAt };
   }
-}
-
-function startSpec(sessionId: string, now: Date, plan: SessionPlan): StartSpec {
-  return {
-    sessionId,
-    createdAt: now.toISOString(),
-    mode: plan.mode,
-    apps: plan.apps,
-    env: plan.env,
-    config: plan.config,
-    bundle: plan.bundle,
-    inspect: plan.inspect,
-    selfContained: plan.selfContained,
-    ...(plan.agent && { agent: plan.agent }),
-  };
 }

@@ -9,7 +9,7 @@ import { publicFailure } from "../contract/public-error.ts";
 import type { SetAppsBody, WorkspaceChangeSetBody } from "../contract/requests.ts";
 import type { AppsChanged, Reloaded, Resumed } from "../contract/responses.ts";
 import type { WorkspaceApplyResult, WorkspaceFile, WorkspaceTree } from "../contract/wire.ts";
-import { resolveApps } from "../sessions/admission.ts";
+import { resolveAppSet } from "../sessions/admission.ts";
 import type { Backend, WorkspaceClient } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
@@ -79,7 +79,11 @@ export class WatchSurface {
     const session = this.#watchSession(id);
     const workload = session.workload;
     if (!workload?.setApps) throw noLiveWorkload();
-    const apps = resolveApps(body.apps, this.backend.validateAppName?.bind(this.backend));
+    const apps = resolveAppSet(
+      body.apps,
+      { io: this.backend.describe().io, validateAppName: this.backend.validateAppName?.bind(this.backend), supplyTelo: this.backend.supplyTelo?.bind(this.backend) },
+      session.launch.config,
+    );
     const added = apps.filter((app) => !session.apps.has(app.name));
     for (const app of added) session.addApp(app, "resume");
     session.setNextTrigger("resume");

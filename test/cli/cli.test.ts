@@ -72,6 +72,16 @@ describe("k8s-runner run", () => {
     expect(count("before")).toBe(2);
   });
 
+  it("sends --telo as the session's version: a known one runs, one too old is the runner's refusal", async () => {
+    const ran = await runCli(["run", app, "--telo", "0.96.0", "--simulate", "exit-code=0"], { url: runner.baseUrl });
+    expect(ran.code).toBe(0);
+    const old = await runCli(["run", app, "--telo", "0.90.0"], { url: runner.baseUrl });
+    expect(old.code).not.toBe(0);
+    expect(old.stderr).toContain("telo 0.90.0 is not available for app 'app'");
+    const refused = await runCli(["run", app, "--telo", "0.96.0", "--image", "x"], { url: runner.baseUrl });
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining("--telo chooses the kernel image") });
+  });
+
   it("prints one JSON object per line under --json: the session, its events, the output, the exit", async () => {
     const result = await runCli(["run", app, "--json", "--simulate", "output=json out\n", "--simulate", "exit-code=7"], {
       url: runner.baseUrl,

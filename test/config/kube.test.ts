@@ -63,8 +63,29 @@ describe("loadKubeConfig", () => {
     for (const core of ["PORT", "RUNNER_MAX_SESSIONS", "RUNNER_WATCH_SESSIONS", "RUNNER_APPS", "TELO_REGISTRY_URL", "LOG_LEVEL", "RUNNER_CORS_ORIGINS", "RUNNER_TERMS_BODY"]) {
       expect(names).not.toContain(core);
     }
-    expect(names.filter((name) => name.startsWith("RUNNER_TELO_"))).toEqual([]);
-    expect(names).not.toContain("RUNNER_PULL_POLICY");
+  });
+
+  it("reads the Telo-version settings, and refuses a bad one at start with its name", () => {
+    expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL }).kernelImages).toEqual({
+      defaultImage: "telorun/node:latest-slim",
+      teloVersions: true,
+      teloRepository: "telorun/node",
+      teloVariant: "slim",
+      unreleasedImage: undefined,
+      teloPullPolicy: "missing",
+      defaultImageVersion: undefined,
+      commentMarkerSince: "0.96.0",
+    });
+    expect(() => loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_PULL_POLICY: "sometimes" })).toThrow(
+      "RUNNER_PULL_POLICY must be one of missing, always, never, got 'sometimes'.",
+    );
+    expect(() => loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_TELO_IMAGE_REPOSITORY: "telorun/node:1" })).toThrow(/RUNNER_TELO_IMAGE_REPOSITORY must be an image repository/);
+    expect(() => loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_TELO_IMAGE_VARIANT: "a b" })).toThrow(/RUNNER_TELO_IMAGE_VARIANT must be usable in an image tag/);
+    expect(() => loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_IMAGE_TELO_VERSION: "latest" })).toThrow("RUNNER_IMAGE_TELO_VERSION must be a Telo version such as 0.96.0, got 'latest'.");
+    expect(loadKubeConfig({ RUNNER_SELF_URL: SELF_URL, RUNNER_TELO_IMAGE_REPOSITORY: "registry.local:5000/acme/kernel", RUNNER_TELO_VERSIONS: "no" }).kernelImages).toMatchObject({
+      teloRepository: "registry.local:5000/acme/kernel",
+      teloVersions: false,
+    });
   });
 
   it("is documented variable by variable in docs/operating.md's Kubernetes variables", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { capabilitiesDocument, sessionConfigSchema } from "../../src/contract/capabilities.ts";
+import { capabilitiesDocument, configJsonSchema } from "../../src/contract/capabilities.ts";
 import { SESSION_ID_PATTERN, newSessionId } from "../../src/contract/ids.ts";
 import { normaliseRelativePath } from "../../src/contract/paths.ts";
 import { decodeByteFrame, encodeByteFrame } from "../../src/contract/streams.ts";
@@ -35,7 +35,7 @@ describe("byte frames", () => {
 
 describe("config schema builder", () => {
   it("gives defaults and locks only the image when enforced", () => {
-    const schema = sessionConfigSchema({ imageDefault: "img", enforced: true });
+    const schema = configJsonSchema({ imageDefault: "img", enforced: true });
     expect(schema.required).toEqual(["image", "pullPolicy"]);
     expect(schema.properties.image).toMatchObject({ default: "img", readOnly: true });
     expect(schema.properties.pullPolicy).toMatchObject({ default: "missing", enum: ["missing", "always", "never"] });
@@ -44,11 +44,11 @@ describe("config schema builder", () => {
   });
 
   it("offers an editable enum for a non-empty picker list and falls back to readOnly for an empty one", () => {
-    const picked = sessionConfigSchema({ imageDefault: "a", imageEnum: ["a", "b"], enforced: true });
+    const picked = configJsonSchema({ imageDefault: "a", imageEnum: ["a", "b"], enforced: true });
     expect(picked.properties.image).toMatchObject({ enum: ["a", "b"] });
     expect("readOnly" in picked.properties.image).toBe(false);
-    expect(sessionConfigSchema({ imageDefault: "a", imageEnum: [], enforced: true }).properties.image).toMatchObject({ readOnly: true });
-    expect(sessionConfigSchema({ imageDefault: "a", registryUrl: true }).properties).toHaveProperty("registryUrl");
+    expect(configJsonSchema({ imageDefault: "a", imageEnum: [], enforced: true }).properties.image).toMatchObject({ readOnly: true });
+    expect(configJsonSchema({ imageDefault: "a", registryUrl: true }).properties).toHaveProperty("registryUrl");
   });
 });
 
@@ -56,7 +56,7 @@ describe("capabilities document", () => {
   const base = {
     displayName: "D",
     description: "d",
-    configSchema: sessionConfigSchema({ imageDefault: "i" }),
+    configSchema: configJsonSchema({ imageDefault: "i" }),
     io: ["tty", "streams"] as ("tty" | "streams")[],
     ports: true,
     terms: undefined,

@@ -16,6 +16,10 @@ function refusal(plan: () => unknown): { status: number; body: Record<string, un
 }
 
 const context = (overrides: Partial<AdmissionContext> = {}): AdmissionContext => ({
+  sessionId: "k7m3qx4r2abc",
+  now: new Date("2026-12-01T00:00:00.000Z"),
+  io: ["tty", "streams"],
+  supplyTelo: undefined,
   terms: undefined,
   catalog: parseAppsCatalog(JSON.stringify({ agent1: { image: "a", port: 7000 } })),
   watchEnabled: true,
@@ -78,16 +82,16 @@ describe("planSession", () => {
 describe("resolveApps", () => {
   it("applies the backend's own name limits after the contract's", () => {
     const tooLong = (name: string) => (name.length > 5 ? `app name '${name}' is too long` : undefined);
-    expect(refusal(() => resolveApps([{ name: "web-app", entryRelativePath: "a" }], tooLong))).toEqual({
+    expect(refusal(() => resolveApps([{ name: "web-app", entryRelativePath: "a" }], { io: ["tty"], validateAppName: tooLong }))).toEqual({
       status: 400,
       body: { error: "invalid_app_name", message: "app name 'web-app' is too long" },
     });
-    expect(refusal(() => resolveApps([{ name: "Web", entryRelativePath: "a" }], tooLong))).toMatchObject({ body: { message: expect.stringContaining("DNS label") } });
-    expect(resolveApps([{ name: "web", entryRelativePath: "a" }], tooLong)).toHaveLength(1);
+    expect(refusal(() => resolveApps([{ name: "Web", entryRelativePath: "a" }], { io: ["tty"], validateAppName: tooLong }))).toMatchObject({ body: { message: expect.stringContaining("DNS label") } });
+    expect(resolveApps([{ name: "web", entryRelativePath: "a" }], { io: ["tty"], validateAppName: tooLong })).toHaveLength(1);
   });
 
   it("keys ports by protocol across the whole session, even within one app", () => {
-    expect(refusal(() => resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }]))).toMatchObject({
+    expect(refusal(() => resolveApps([{ name: "web", entryRelativePath: "a", ports: [{ port: 1, protocol: "tcp" }, { port: 1, protocol: "tcp" }] }], { io: ["tty"], validateAppName: undefined }))).toMatchObject({
       status: 400,
       body: { error: "port_conflict" },
     });
@@ -101,5 +105,50 @@ describe("workloadEnv", () => {
     expect(workloadEnv({}, "  ", "c").TELO_REGISTRY_URL).toBe("c");
     expect(workloadEnv({}, undefined, undefined)).toEqual({});
     expect(workloadEnv({ TELO_CACHE_DIR: "/x", KEEP: "1" }, undefined, undefined)).toEqual({ KEEP: "1" });
+  });
+});
+
+describe("Telo versions at admission", () => {
+  const supplyTelo = (version: string) => (version.endsWith("+unreleased") ? "no unreleased image" : undefined);
+  const plan = (overrides: Record<string, unknown>, extra: Partial<AdmissionContext> = { supplyTelo }) => () =>
+    planSession(body({ config: {}, ...overrides } as Partial<CreateSessionBody>), undefined, context(extra));
+  const two = (a: unknown, b: unknown) => [
+    { name: "a", entryRelativePath: "a.yaml", ...(a !== undefined && { telo: a }) },
+    { name: "b", entryRelativePath: "b.yaml", ...(b !== undefined && { telo: b }) },
+  ];
+
+  it("refuses in the contract's order: unsupported, malformed or partial, config beside a version, unavailable", () => {
+    const all = { telo: "0.9", config: { image: "" } };
+    expect(refusal(plan(all, { supplyTelo: undefined })).body.error).toBe("telo_version_unsupported");
+    expect(refusal(plan(all)).body.error).toBe("invalid_telo_version");
+    expect(refusal(plan({ apps: two("0.96.0", undefined), config: { image: "x" } })).body.error).toBe("invalid_telo_version");
+    expect(refusal(plan({ telo: "0.90.0", config: { pullPolicy: "always" } })).body.error).toBe("invalid_config");
+    expect(refusal(plan({ apps: two("0.96.0", "0.90.0") }))).toEqual({
+      status: 400,
+      body: expect.objectContaining({ error: "telo_version_unavailable", app: "b", version: "0.90.0", reason: expect.stringContaining("older than the oldest kernel") }),
+    });
+    expect(refusal(plan({ telo: "1.0.0+unreleased" })).body).toMatchObject({ app: "app", version: "1.0.0+unreleased", reason: "no unreleased image" });
+  });
+
+  it("takes the top-level version of a single app, or each entry's, and semver precedence for the floor", () => {
+    expect(planSession(body({ config: {}, telo: "0.95.0" } as Partial<CreateSessionBody>), undefined, context({ supplyTelo })).apps[0]?.telo).toBe("0.95.0");
+    expect(refusal(plan({ telo: "0.95.0-rc.1" })).body.error).toBe("telo_version_unavailable");
+    expect(planSession(body({ config: {}, apps: two("0.96.0", "1.2.3-beta.1+sha.9") } as Partial<CreateSessionBody>), undefined, context({ supplyTelo })).apps.map((app) => app.telo)).toEqual(["0.96.0", "1.2.3-beta.1+sha.9"]);
+    expect(refusal(plan({ telo: "0.96.0", apps: two("0.96.0", "0.96.0") })).body.error).toBe("invalid_telo_version");
+    expect(planSession(body({ config: {} }), undefined, context({ supplyTelo })).apps[0]).not.toHaveProperty("telo");
+  });
+
+  it("refuses an io the backend does not offer and gives an app without one the first offered", () => {
+    const streamsOnly = context({ io: ["streams"] });
+    expect(planSession(body({ apps: [{ name: "a", entryRelativePath: "a.yaml" }] }), undefined, streamsOnly).apps[0]?.io).toBe("streams");
+    expect(refusal(() => planSession(body({ apps: [{ name: "a", entryRelativePath: "a.yaml", io: "tty" }] }), undefined, streamsOnly))).toEqual({
+      status: 400,
+      body: { error: "io_unsupported", message: "app 'a' asks for io 'tty', which this runner does not offer (features.io: streams)" },
+    });
+  });
+
+  it("makes the plan the launch description: the admitted id and time, the parsed config with its extra keys", () => {
+    const spec = planSession(body({ config: { simulate: { a: 1 }, pullPolicy: "never" } }), undefined, context());
+    expect(spec).toMatchObject({ sessionId: "k7m3qx4r2abc", createdAt: "2026-12-01T00:00:00.000Z", config: { simulate: { a: 1 }, pullPolicy: "never" } });
   });
 });

@@ -13,6 +13,17 @@ describe("RunProjection", () => {
     ]);
   });
 
+  it("passes on the version Kernel.Starting reports, unjudged, and nothing when it reports none", () => {
+    const run = new RunProjection("web", "initial");
+    expect(run.onFrame(frame("Kernel.Starting", { version: "0.97.0-weird+x" }), 0)).toEqual([
+      { type: "run", app: "web", generation: 1, phase: "started", trigger: "initial", telo: "0.97.0-weird+x" },
+    ]);
+    run.onFrame(frame("Kernel.Stopped", { exitCode: 0 }), 1);
+    expect(run.onFrame(frame("Kernel.Starting", { version: "" }), 2)[0]).not.toHaveProperty("telo");
+    run.onFrame(frame("Kernel.Stopped", { exitCode: 0 }), 3);
+    expect(run.onFrame(frame("Kernel.Starting", { version: 97 }), 4)[0]).not.toHaveProperty("telo");
+  });
+
   it("falls back to the watch trigger, and a manual trigger applies once", () => {
     const run = new RunProjection("web", "initial");
     run.onFrame(frame("Kernel.Starting"), 0);

@@ -11,17 +11,24 @@ import { defaultImage } from "../render.ts";
 import { relayTerminal } from "../terminal-io.ts";
 import type { RunStatus } from "../../contract/wire.ts";
 
+/** A version names the kernel; otherwise the image (the runner's default when not given) and its pull policy. */
+async function imageConfig(context: CliContext, options: RunOptions): Promise<Record<string, string>> {
+  if (options.telo !== undefined) return {};
+  const image = options.image ?? defaultImage(await context.client.capabilities());
+  if (image === undefined) throw new Error("the runner advertises no default image: pass --image");
+  return { image, pullPolicy: options.pullPolicy };
+}
+
 export async function runCommand(context: CliContext, options: RunOptions): Promise<number> {
   const { client } = context;
   const sink = createSink(context);
   const bundle = await readBundle(options.dir, options.entry);
-  const image = options.image ?? defaultImage(await client.capabilities());
-  if (image === undefined) throw new Error("the runner advertises no default image: pass --image");
   const simulate = Object.keys(options.simulate).length > 0 ? { simulate: options.simulate } : {};
   const created = await client.createSession({
     bundle,
     env: options.env,
-    config: { image, pullPolicy: options.pullPolicy, ...simulate },
+    ...(options.telo !== undefined && { telo: options.telo }),
+    config: { ...(await imageConfig(context, options)), ...simulate },
   });
   sink.session(created);
 

@@ -80,7 +80,7 @@ function describeEvent(event) {
     case "progress":
       return `progress [${event.phase}] ${event.message}${event.done ? " (done)" : ""}`;
     case "run":
-      return `run ${event.app} #${event.generation} ${event.phase}${event.code !== undefined ? ` (${event.code})` : ""}`;
+      return `run ${event.app} #${event.generation} ${event.phase}${event.telo !== undefined ? ` on telo ${event.telo}` : ""}${event.code !== undefined ? ` (${event.code})` : ""}`;
     default:
       return `${event.type} ${JSON.stringify(event)}`;
   }

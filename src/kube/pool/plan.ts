@@ -6,13 +6,15 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import type { StartSpec } from "../../sessions/backend-seam.ts";
 import { LABEL } from "../specs/names.ts";
-import { imagePullPolicy } from "../specs/pod-common.ts";
+import type { KernelImageSettings } from "../../config/kube.ts";
+import { kernelImage } from "../specs/kernel-image.ts";
 import { SHELL_NAME } from "../specs/pool-pod.ts";
-import { readSessionConfig } from "../specs/session-record.ts";
 
 export interface ServeInput {
   /** RUNNER_IMAGE: the pool's image. */
   defaultImage: string;
+  /** How a session naming a Telo version chooses its image. */
+  teloImages?: KernelImageSettings;
   /** The image build path is on: every session runs an image built for it. */
   building: boolean;
 }
@@ -30,11 +32,15 @@ export function coldReason(spec: StartSpec, input: ServeInput): string | undefin
   if (spec.selfContained) return "a predefined app runs its own image";
   if (spec.agent) return "a session with an agent runs an agent container";
   if (input.building) return "the image build path runs an image built for the session";
-  const config = readSessionConfig(spec.config);
-  if (config.image !== undefined && config.image !== input.defaultImage) return `the image ${config.image} is not the pool's (${input.defaultImage})`;
-  if (imagePullPolicy(config.pullPolicy) !== "IfNotPresent") return `pull policy '${config.pullPolicy}' is not the pool's ('missing')`;
   const app = spec.apps[0];
   if (!app || spec.apps.length !== 1) return "a run session has exactly one app";
+  // The pool holds RUNNER_IMAGE only: a version naming another image starts cold.
+  const wanted = kernelImage(spec, app, { defaultImage: input.defaultImage, telo: input.teloImages });
+  const pool = input.defaultImage;
+  if (app.telo !== undefined && wanted.image !== pool) return `telo ${app.telo} runs ${wanted.image}, not the pool's image (${pool})`;
+  if (wanted.image !== pool) return `the image ${wanted.image} is not the pool's (${pool})`;
+  const policy = app.telo !== undefined ? input.teloImages?.teloPullPolicy : spec.config.pullPolicy;
+  if (wanted.imagePullPolicy !== "IfNotPresent") return `pull policy '${policy}' is not the pool's ('missing')`;
   const unexportable = Object.keys(spec.env).find((name) => !SHELL_NAME.test(name));
   if (unexportable !== undefined) return `the env name '${unexportable}' is not one a shell can export`;
   return undefined;

@@ -114,7 +114,7 @@ export class WarmPool {
   /** The name of the pool pod that is now this session's, or undefined: the session starts cold (the debug log says why). */
   async claim(request: ClaimRequest): Promise<string | undefined> {
     const { spec } = request;
-    const reason = coldReason(spec, { defaultImage: this.#ctx.config.defaultImage, building: this.#ctx.builder !== undefined });
+    const reason = coldReason(spec, { defaultImage: this.#ctx.config.defaultImage, teloImages: this.#ctx.config.kernelImages, building: this.#ctx.builder !== undefined });
     if (reason !== undefined) return this.#cold(spec, reason);
     if (this.#plan().claimable.length === 0) return this.#cold(spec, "the warm pool has no ready pod");
     const bundleUrl = await request.stageBundle();

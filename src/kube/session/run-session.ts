@@ -12,7 +12,7 @@ import { type KubeContext, runnerLine } from "../context.ts";
 import { appPod } from "../specs/app-pod.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { RUN_INSPECT_PORT, runPod } from "../specs/run-pod.ts";
-import { readSessionConfig } from "../specs/session-record.ts";
+import { kernelImage, namesTeloVersion } from "../specs/kernel-image.ts";
 import { apiReason } from "../status/api-error.ts";
 import { sessionEndpoints } from "../status/endpoints.ts";
 import { decidePod, type PodDecision } from "../status/pod-decision.ts";
@@ -150,6 +150,7 @@ export class RunSession {
       env: this.#spec.env,
       settings: config.sessionPods,
       defaultImage: config.defaultImage,
+      teloImages: config.kernelImages,
     };
     const pod = this.#spec.selfContained
       ? appPod({ ...common, limits: clampLimits(config.appCeilings) })
@@ -168,14 +169,16 @@ export class RunSession {
   async #builtImage(): Promise<{ builtImage?: string }> {
     const builder = this.#ctx.builder;
     if (!builder) return {};
-    const config = readSessionConfig(this.#spec.config);
+    const { config } = this.#spec;
+    // A named version's image is the base, pulled as the runner pulls version images.
+    const base = kernelImage(this.#spec, this.#app, { defaultImage: this.#ctx.config.defaultImage, telo: this.#ctx.config.kernelImages });
     const builtImage = await builder.ensureImage(
       {
         sessionId: this.#spec.sessionId,
         app: this.#app.name,
         bundle: this.#spec.bundle,
-        baseImage: config.image ?? this.#ctx.config.defaultImage,
-        pullPolicy: config.pullPolicy ?? "missing",
+        baseImage: base.image,
+        pullPolicy: (namesTeloVersion(this.#spec) ? this.#ctx.config.kernelImages.teloPullPolicy : config.pullPolicy) ?? "missing",
         entryRelativePath: this.#app.entryRelativePath,
         ...(typeof this.#spec.config.registryUrl === "string" && { registryUrl: this.#spec.config.registryUrl }),
       },

@@ -1,6 +1,6 @@
 /** What a session pod records of its session, shared by the run and watch modes. */
 import type { StartSpec } from "../../sessions/backend-seam.ts";
-import { readSessionConfig, type SessionRecord } from "../specs/session-record.ts";
+import type { SessionRecord } from "../specs/session-record.ts";
 
 /** The session's facts as its pod records them. */
 export function sessionFacts(spec: StartSpec): Omit<SessionRecord, "envNames" | "agent"> {
@@ -11,6 +11,6 @@ export function sessionFacts(spec: StartSpec): Omit<SessionRecord, "envNames" | 
     apps: spec.apps,
     inspect: spec.inspect,
     selfContained: spec.selfContained,
-    config: readSessionConfig(spec.config),
+    config: spec.config,
   };
 }

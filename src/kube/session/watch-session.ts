@@ -29,7 +29,7 @@ import { ensureWorkspaceConfigMap } from "./ensure-workspace-configmap.ts";
 import type { PodWorkspaceClient } from "./workspace-client.ts";
 import { WatchPorts } from "./watch-ports.ts";
 import { releaseWatchRuntime, type WatchRuntime, watchRuntime } from "./watch-runtime.ts";
-import { restoreChangeSet, seedChangeSet, touchChangeSet } from "./workspace-seed.ts";
+import { restoreChangeSet, seedChangeSet, touchChangeSet, workspaceMarker } from "./workspace-seed.ts";
 
 /** Bring-up: once Running, the workspace surface must answer, probed every half second. */
 const WORKSPACE_READY_DEADLINE_MS = 120_000;
@@ -76,7 +76,7 @@ export class WatchSession {
   async start(): Promise<Workload> {
     try {
       await ensureWorkspaceConfigMap(this.#ctx);
-      await this.#bringUp({ seed: seedChangeSet(this.#spec.bundle.files) });
+      await this.#bringUp({ seed: seedChangeSet(this.#spec.bundle.files, workspaceMarker(this.#apps, this.#ctx.config.kernelImages)) });
     } catch (error) {
       this.#end();
       throw error;
@@ -155,6 +155,7 @@ export class WatchSession {
       limits: clampLimits(config.appCeilings),
       ttlSeconds: this.#ttlSeconds,
       defaultImage: config.defaultImage,
+      teloImages: config.kernelImages,
       nameSuffix,
       workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST, config.sessionPods.ownerId),
       ...(this.#spec.agent && { agent: this.#spec.agent }),

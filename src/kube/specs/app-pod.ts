@@ -10,10 +10,10 @@
  * which the failure message reports.
  */
 import type { V1Container, V1Pod } from "@kubernetes/client-node";
-import type { SessionPodSettings } from "../../config/kube.ts";
+import type { KernelImageSettings, SessionPodSettings } from "../../config/kube.ts";
+import { kernelImage } from "./kernel-image.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
 import {
-  configuredImage,
   containerPorts,
   envList,
   OPERATOR_CONTAINER_SECURITY,
@@ -29,8 +29,10 @@ export interface AppPodInput {
   settings: SessionPodSettings;
   /** The app ceilings after `clampLimits`. */
   limits: Ceilings;
-  /** RUNNER_IMAGE, used only if the config names no image. */
+  /** RUNNER_IMAGE, for a session whose config names no image and no telo version. */
   defaultImage: string;
+  /** The Telo-version image settings (RUNNER_TELO_*, RUNNER_PULL_POLICY); needed when an app names a version. */
+  teloImages?: KernelImageSettings;
 }
 
 export function appPod(input: AppPodInput): V1Pod {
@@ -40,7 +42,7 @@ export function appPod(input: AppPodInput): V1Pod {
 
   const sessionContainer: V1Container = {
     name: "session",
-    ...configuredImage(session.config, input.defaultImage),
+    ...kernelImage(session, app, { defaultImage: input.defaultImage, telo: input.teloImages }),
     env: [...envList(input.env), { name: "FORCE_COLOR", value: "1" }],
     ...SESSION_CONTAINER_IO,
     ...containerPorts(app.ports),

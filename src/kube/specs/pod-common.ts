@@ -38,11 +38,6 @@ export function imagePullPolicy(policy: PullPolicy | undefined): ImagePullPolicy
   return "IfNotPresent";
 }
 
-/** The image a session's config names, else the runner's default kernel image. */
-export function configuredImage(config: SessionRecord["config"], defaultImage: string): ContainerImage {
-  return { image: config.image ?? defaultImage, imagePullPolicy: imagePullPolicy(config.pullPolicy) };
-}
-
 /** uid/gid 1000 is the kernel image's user; fsGroup lets every container write shared emptyDirs. */
 export const HARDENED_POD_SECURITY: V1PodSecurityContext = {
   runAsNonRoot: true,

@@ -8,11 +8,11 @@
  * them, so the cache stays the image's read-only layer and telo is told not to write to it.
  */
 import type { V1Container, V1EnvVar, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
-import type { SessionPodSettings } from "../../config/kube.ts";
+import type { KernelImageSettings, SessionPodSettings } from "../../config/kube.ts";
+import { kernelImage } from "./kernel-image.ts";
 import { fetchInitContainer } from "./fetch-init.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
 import {
-  configuredImage,
   containerPorts,
   envList,
   HARDENED_CONTAINER_SECURITY,
@@ -33,8 +33,10 @@ export interface RunPodInput {
   settings: SessionPodSettings;
   /** The run ceilings after `clampLimits`. */
   limits: Ceilings;
-  /** RUNNER_IMAGE, for a session whose config names no image. */
+  /** RUNNER_IMAGE, for a session whose config names no image and no telo version. */
   defaultImage: string;
+  /** The Telo-version image settings (RUNNER_TELO_*, RUNNER_PULL_POLICY); needed when an app names a version. */
+  teloImages?: KernelImageSettings;
   /** `<repository>:<tag>` when the build path built this session's image. */
   builtImage?: string;
   /** Single-use bundle URL from the bundle store. */
@@ -42,9 +44,9 @@ export interface RunPodInput {
 }
 
 /** docs/kubernetes.md "Image delivery" / docs/kubernetes.md "Image builds": a built image is content-addressed, so the node's copy is always right. */
-function runContainerImage(input: Pick<RunPodInput, "session" | "defaultImage" | "builtImage">): ContainerImage {
+function runContainerImage(input: Pick<RunPodInput, "session" | "defaultImage" | "teloImages" | "builtImage">): ContainerImage {
   if (input.builtImage) return { image: input.builtImage, imagePullPolicy: "IfNotPresent" };
-  return configuredImage(input.session.config, input.defaultImage);
+  return kernelImage(input.session, input.session.apps[0], { defaultImage: input.defaultImage, telo: input.teloImages });
 }
 
 /** Options precede the manifest path: everything after the path belongs to the application. */

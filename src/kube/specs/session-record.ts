@@ -12,8 +12,11 @@ import { PullPolicySchema, ResolvedAppSchema, SessionModeSchema } from "../../co
 
 export const SESSION_RECORD_ANNOTATION = "telo.run/session";
 
-/** The part of a session's config the backend acts on; other keys (`registryUrl`, …) are dropped. */
-const sessionConfigSchema = v.object({
+/**
+ * The part of a session's config the backend acts on; other keys (`registryUrl`, …) are dropped.
+ * Records written before Telo versions had the same shape, and apps without `telo`: they read.
+ */
+const recordedConfigSchema = v.object({
   image: v.optional(v.pipe(v.string(), v.minLength(1))),
   pullPolicy: v.optional(PullPolicySchema),
 });
@@ -28,21 +31,12 @@ export const sessionRecordSchema = v.object({
   inspect: v.boolean(),
   /** A predefined-app session (RUNNER_APPS): the image's own entrypoint, no bundle. */
   selfContained: v.boolean(),
-  config: sessionConfigSchema,
+  config: recordedConfigSchema,
   /** Names of the session env, in order; values live only in the container spec. */
   envNames: v.array(v.string()),
 });
 
 export type SessionRecord = v.InferOutput<typeof sessionRecordSchema>;
-
-/**
- * The strict reader of a session's opaque config bag (docs/kubernetes.md "Image delivery"): `image`, when present,
- * a non-empty string; `pullPolicy`, when present, one of the three. Anything else throws — the
- * request gate has already refused it, so reaching here is a bug.
- */
-export function readSessionConfig(config: Record<string, unknown>): SessionRecord["config"] {
-  return v.parse(sessionConfigSchema, config);
-}
 
 /**
  * The annotation map entry a pod builder merges into `metadata.annotations`. Parsing first drops

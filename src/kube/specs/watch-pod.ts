@@ -7,11 +7,11 @@
  * only on `app-*`, neither on `workspace`. Every container gets the full app ceiling.
  */
 import type { V1Container, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
-import type { SessionPodSettings } from "../../config/kube.ts";
+import type { KernelImageSettings, SessionPodSettings } from "../../config/kube.ts";
+import { kernelImage } from "./kernel-image.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
 import { appContainerName, watchPodLabels, watchPodName } from "./names.ts";
 import {
-  configuredImage,
   containerPorts,
   envList,
   HARDENED_CONTAINER_SECURITY,
@@ -40,8 +40,10 @@ export interface WatchPodInput {
   limits: Ceilings;
   /** RUNNER_WATCH_MAX_TTL_SECONDS: one deadline for the whole pod. */
   ttlSeconds: number;
-  /** RUNNER_IMAGE, for a session whose config names no image. */
+  /** RUNNER_IMAGE, for a session whose config names no image and no telo version. */
   defaultImage: string;
+  /** The Telo-version image settings (RUNNER_TELO_*, RUNNER_PULL_POLICY); needed when an app names a version. */
+  teloImages?: KernelImageSettings;
   /** Fresh per pod (re)creation: `watchPodSuffix(Date.now(), counter)`. */
   nameSuffix: string;
   /** `workspaceConfigMapName(manifest)`, ensured before the pod is created. */
@@ -70,7 +72,7 @@ function appContainer(app: ResolvedApp, index: number, input: WatchPodInput): V1
   const tty = app.io === "tty";
   return {
     name: appContainerName(app.name),
-    ...configuredImage(input.session.config, input.defaultImage),
+    ...kernelImage(input.session, app, { defaultImage: input.defaultImage, telo: input.teloImages }),
     workingDir: "/work",
     command: ["sh", "-c", APP_SCRIPT],
     // No TELO_CACHE_DIR: it would outrank the workspace marker that anchors the shared cache.
@@ -96,7 +98,7 @@ function appContainer(app: ResolvedApp, index: number, input: WatchPodInput): V1
 function workspaceContainer(input: WatchPodInput): V1Container {
   return {
     name: "workspace",
-    ...configuredImage(input.session.config, input.defaultImage),
+    ...kernelImage(input.session, undefined, { defaultImage: input.defaultImage, telo: input.teloImages }),
     workingDir: "/work",
     command: ["telo", "run", `${WORKSPACE_APP_DIR}/telo.yaml`],
     env: [

@@ -1,4 +1,5 @@
 /** The warm pool's decisions (src/kube/pool/plan.ts): which sessions it serves, what it does now. */
+import { loadKubeConfig } from "../../../src/config/kube.ts";
 import { describe, expect, it } from "vitest";
 import { coldReason, planPool, type PoolPodView } from "../../../src/kube/pool/plan.ts";
 import type { StartSpec } from "../../../src/sessions/backend-seam.ts";
@@ -19,6 +20,8 @@ function spec(overrides: Partial<StartSpec> = {}): StartSpec {
 }
 
 const SERVE = { defaultImage: "telorun/node:latest-slim", building: false };
+const APP = { name: "app", entryRelativePath: "telo.yaml", ports: [], io: "tty" as const };
+const TELO = { ...SERVE, teloImages: loadKubeConfig({ RUNNER_SELF_URL: "http://runner" }).kernelImages };
 
 describe("coldReason", () => {
   it("serves a run session of the default image, inspected or not, with any config it ignores", () => {
@@ -31,6 +34,10 @@ describe("coldReason", () => {
     expect(coldReason(spec({ apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [{ port: 80, protocol: "tcp" }, { port: 53, protocol: "udp" }], io: "tty" }] }), SERVE)).toBeUndefined();
   });
 
+  it("serves a session whose version's image is the pool's, pulled as the pool pulls", () => {
+    expect(coldReason(spec({ apps: [{ ...APP, telo: "0.96.0" }], config: {} }), { ...TELO, defaultImage: "telorun/node:0.96.0-slim" })).toBeUndefined();
+  });
+
   it.each([
     ["watch", spec({ mode: "watch" }), SERVE, /watch/],
     ["predefined app", spec({ selfContained: true }), SERVE, /predefined app/],
@@ -39,6 +46,8 @@ describe("coldReason", () => {
     ["pull never", spec({ config: { image: "telorun/node:latest-slim", pullPolicy: "never" } }), SERVE, /pull policy 'never'/],
     ["an env name sh cannot export", spec({ env: { "my.key": "v" } }), SERVE, /'my\.key'/],
     ["the build path", spec(), { ...SERVE, building: true }, /built/],
+    ["a telo version", spec({ apps: [{ ...APP, telo: "0.96.0" }], config: {} }), TELO, /telo 0\.96\.0 runs telorun\/node:0\.96\.0-slim, not the pool's image \(telorun\/node:latest-slim\)/],
+    ["a version pulled always", spec({ apps: [{ ...APP, telo: "0.96.0" }], config: {} }), { ...TELO, defaultImage: "telorun/node:0.96.0-slim", teloImages: { ...TELO.teloImages, teloPullPolicy: "always" as const } }, /pull policy 'always'/],
   ])("starts cold: %s", (_label, session, input, reason) => {
     expect(coldReason(session, input)).toMatch(reason);
   });

@@ -60,7 +60,7 @@ describe("simulated behaviour of a watch pod", () => {
     { name: "web", entryRelativePath: "web/telo.yaml", ports: [], io: "tty" as const },
     { name: "worker", entryRelativePath: "worker/telo.yaml", ports: [], io: "streams" as const },
   ];
-  const config = { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate: { listen: true, "exit-code.app-worker": 3 } };
+  const config = { image: "telorun/node:latest-slim", pullPolicy: "missing" as const, simulate: { listen: true, "exit-code.app-worker": 3 } };
 
   it("gives a plain key to every app container, never the workspace container, and a qualified key as it is", () => {
     expect(simulatedBehaviourAnnotations({ mode: "watch", apps, config })).toEqual({

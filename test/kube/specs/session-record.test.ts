@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import type { V1Pod } from "@kubernetes/client-node";
 import {
   parseSessionRecord,
-  readSessionConfig,
   sessionRecordAnnotation,
   type SessionRecord,
 } from "../../../src/kube/specs/session-record.ts";
@@ -51,17 +50,20 @@ describe("session record", () => {
   });
 });
 
-describe("readSessionConfig", () => {
-  it("keeps image and pull policy and drops the rest of the bag", () => {
-    expect(readSessionConfig({ image: "telorun/node:0.14.0", pullPolicy: "never", registryUrl: "https://r" })).toEqual({
-      image: "telorun/node:0.14.0",
-      pullPolicy: "never",
-    });
-    expect(readSessionConfig({})).toEqual({});
+describe("the record across versions", () => {
+  it("keeps each app's telo version and drops config keys the backend does not act on", () => {
+    const versioned: SessionRecord = { ...RECORD, apps: [{ ...RECORD.apps[0]!, telo: "0.96.0" }], config: {} };
+    const written = sessionRecordAnnotation({ ...versioned, config: { registryUrl: "https://r", simulate: { x: 1 } } } as SessionRecord);
+    expect(parseSessionRecord(podWith(written))).toEqual(versioned);
   });
 
-  it("throws on a shape the request gate should have refused", () => {
-    expect(() => readSessionConfig({ image: "" })).toThrow();
-    expect(() => readSessionConfig({ pullPolicy: "sometimes" })).toThrow();
+  it("reads a record written before Telo versions (a pod running at upgrade)", () => {
+    // Verbatim the annotation the previous release wrote.
+    const previous =
+      '{"sessionId":"k7m3qx4r2abc","mode":"run","createdAt":"2026-11-29T16:30:00.000Z","apps":[{"name":"app","entryRelativePath":"telo.yaml","ports":[],"io":"tty"}],"inspect":false,"selfContained":false,"config":{"image":"telorun/node:latest-slim","pullPolicy":"missing"},"envNames":["A"]}';
+    expect(parseSessionRecord(podWith({ "telo.run/session": previous }))).toMatchObject({
+      apps: [{ name: "app", entryRelativePath: "telo.yaml" }],
+      config: { image: "telorun/node:latest-slim", pullPolicy: "missing" },
+    });
   });
 });

@@ -121,7 +121,7 @@ var stdinClosed = make(chan struct{}, 1)
 
 // runOnce boots the application, and returns its exit code once it ends (or when reload fires).
 func runOnce(app script, stream *debugStream, reload <-chan struct{}) int {
-	stream.event("Kernel.Starting", map[string]any{})
+	stream.event("Kernel.Starting", map[string]any{"version": kernelVersion()})
 	listeners := listen(app.ports)
 	defer closeAll(listeners)
 	stream.event("Kernel.PortsResolved", map[string]any{"ports": app.portList()})
@@ -182,6 +182,17 @@ func runWatching(entry string, app script, stream *debugStream) {
 				}
 			}
 		}(fingerprint(root))
+		if refusal := markerRefusal(root); refusal != "" {
+			// As the kernel does: the run fails, and the next change of the workspace is another try.
+			stream.event("Kernel.Starting", map[string]any{"version": kernelVersion()})
+			stream.event("Kernel.RunFailed", map[string]any{"code": "INVALID_WORKSPACE_MARKER", "message": refusal})
+			fmt.Fprintf(os.Stderr, "telo: %s\n", refusal)
+			<-reload
+			if next, err := readScript(entry); err == nil {
+				app = next
+			}
+			continue
+		}
 		code := runOnce(app, stream, reload)
 		stream.stopped(code)
 		select {

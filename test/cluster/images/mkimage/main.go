@@ -29,6 +29,14 @@ const (
 	kernelRef  = "k8s-runner.local/telo-kernel:standin"
 )
 
+// The stand-in again as the Telo-version images the runner names (`<repository>:<V>-<variant>`,
+// docs/telo-versions.md): the same program, told its version by its image's env.
+var kernelVersions = []string{"0.95.2", "0.96.0", "0.97.0"}
+
+func kernelVersionRef(version string) string {
+	return "k8s-runner.local/telo-kernel:" + version + "-standin"
+}
+
 // entry is one file of a layer: a regular file copied from the host, or a symlink.
 type entry struct {
 	path   string
@@ -91,7 +99,7 @@ func sortedDirs(dirs map[string]bool) []string {
 	return list
 }
 
-func writeImage(out, ref string, entries []entry, entrypoint []string, user string) error {
+func writeImage(out, ref string, entries []entry, entrypoint []string, user string, env []string) error {
 	layer, err := layerOf(entries)
 	if err != nil {
 		return err
@@ -107,7 +115,7 @@ func writeImage(out, ref string, entries []entry, entrypoint []string, user stri
 	cfg = cfg.DeepCopy()
 	cfg.Architecture, cfg.OS = "amd64", "linux"
 	cfg.Config.Entrypoint = entrypoint
-	cfg.Config.Env = []string{"PATH=/usr/local/bin:/bin"}
+	cfg.Config.Env = append([]string{"PATH=/usr/local/bin:/bin"}, env...)
 	cfg.Config.User = user
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return err
@@ -156,15 +164,21 @@ func main() {
 		entries    []entry
 		entrypoint []string
 		user       string
+		env        []string
 	}{
-		{busyboxRef, shell, []string{"/bin/sh"}, ""},
-		{pauseRef, []entry{{path: "/pause", source: *pause}}, []string{"/pause"}, ""},
+		{busyboxRef, shell, []string{"/bin/sh"}, "", nil},
+		{pauseRef, []entry{{path: "/pause", source: *pause}}, []string{"/pause"}, "", nil},
 		// The kernel's pods run `sh -c '… exec telo run …'`, so the stand-in ships a shell too. Its
 		// user is the kernel image's numeric non-root one: catalog app pods set no uid of their own.
-		{kernelRef, append(shell, entry{path: "/usr/local/bin/telo", source: *kernel}), []string{"/usr/local/bin/telo"}, "1000:1000"},
+		{kernelRef, append(shell, entry{path: "/usr/local/bin/telo", source: *kernel}), []string{"/usr/local/bin/telo"}, "1000:1000", nil},
+	}
+	for _, version := range kernelVersions {
+		images = append(images, images[2])
+		last := &images[len(images)-1]
+		last.ref, last.env = kernelVersionRef(version), []string{"TELO_STANDIN_VERSION=" + version}
 	}
 	for _, image := range images {
-		if err := writeImage(*out, image.ref, image.entries, image.entrypoint, image.user); err != nil {
+		if err := writeImage(*out, image.ref, image.entries, image.entrypoint, image.user, image.env); err != nil {
 			log.Fatalf("%s: %v", image.ref, err)
 		}
 	}
