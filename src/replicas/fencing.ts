@@ -77,3 +77,33 @@ export function fencedUpdate<P extends FencedPod>(pod: P, writer: Writer, change
   copy.metadata.annotations = { ...(copy.metadata.annotations ?? {}), ...termAnnotations(writer) };
   return copy;
 }
+
+export type FencedWriteResult = { written: true } | { written: false; verdict: Exclude<FenceVerdict, { act: true }> } | { written: false; conflicts: number };
+
+/**
+ * A fenced write with its retries: read the pod, check the term, write conditionally on the
+ * version read. A 409 does not by itself mean a successor wrote (the kubelet's status updates
+ * move the resourceVersion too), so the pod is read again and the term checked again, up to
+ * `attempts` times. Refused when the pod carries a newer term; `isConflict` tells a lost race
+ * from a failure, which is thrown.
+ */
+export async function writeFenced(
+  writer: Writer,
+  read: () => Promise<FencedPod>,
+  write: (pod: FencedPod) => Promise<unknown>,
+  isConflict: (err: unknown) => boolean,
+  attempts = 5,
+): Promise<FencedWriteResult> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const pod = await read();
+    const verdict = mayAct(pod, writer);
+    if (!verdict.act) return { written: false, verdict };
+    try {
+      await write(pod);
+      return { written: true };
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+  }
+  return { written: false, conflicts: attempts };
+}

@@ -55,6 +55,17 @@ export class LeaseHolder {
     return this.#lease;
   }
 
+  /**
+   * A version of the Lease seen elsewhere (a list of all shard Leases): starts this observer's
+   * clock on it, so a takeover waits one duration from the last change seen, not from the
+   * first step on the Lease. A newer version held by someone else ends this replica's hold.
+   */
+  witness(lease: Lease): void {
+    if (lease.metadata.resourceVersion === this.#lease?.metadata.resourceVersion) return;
+    this.#see(lease);
+    if (viewOf(lease).holder !== this.#options.identity) this.#lose("");
+  }
+
   /** One attempt to acquire or renew. A failed call keeps the state: holding decays on its own. */
   async step(): Promise<HoldState> {
     const { store, name, identity, timing, meta, now } = this.#options;

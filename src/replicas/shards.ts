@@ -67,6 +67,7 @@ export class ShardOwnership {
    */
   async step(live: readonly string[]): Promise<void> {
     const { shardCount, identity } = this.#options;
+    await this.#witnessAll();
     const held = new Set(this.held().keys());
     const plan = planShards(shardCount, identity, live, held);
     const releasing = new Set(plan.release);
@@ -77,6 +78,27 @@ export class ShardOwnership {
   /** A graceful exit: every held shard released, so the others take them on their next period. */
   async releaseAll(): Promise<void> {
     await Promise.allSettled([...this.#holders.values()].map((holder) => holder.release()));
+  }
+
+  /**
+   * One list of every shard Lease per period, so that each replica's clock on a shard it does not
+   * hold starts at the last change: a crashed holder's shards are taken one lease duration after
+   * its last renew, not one duration after a survivor first looks at them. A failed list only
+   * delays that; the steps that follow read what they need.
+   */
+  async #witnessAll(): Promise<void> {
+    const { store, installation, prefix, shardCount } = this.#options;
+    let leases;
+    try {
+      leases = await store.list(`${ROLE_LABEL}=shard,app.kubernetes.io/instance=${installation}`);
+    } catch {
+      return;
+    }
+    const names = leaseNames(prefix);
+    for (let shard = 0; shard < shardCount; shard++) {
+      const lease = leases.find((l) => l.metadata.name === names.shard(shard));
+      if (lease) this.#holder(shard).witness(lease);
+    }
   }
 
   #holder(shard: number): LeaseHolder {
