@@ -78,6 +78,14 @@ export function fencedUpdate<P extends FencedPod>(pod: P, writer: Writer, change
   return copy;
 }
 
+/**
+ * The DeleteOptions of a fenced delete: a delete cannot stamp a term, so it is refused (409)
+ * unless the pod is still the version whose term the writer checked.
+ */
+export function fencedDeleteOptions(pod: FencedPod): { preconditions: { resourceVersion: string } } {
+  return { preconditions: { resourceVersion: pod.metadata.resourceVersion } };
+}
+
 export type FencedWriteResult = { written: true } | { written: false; verdict: Exclude<FenceVerdict, { act: true }> } | { written: false; conflicts: number };
 
 /**

@@ -5,7 +5,7 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from "@ku
 import * as v from "valibot";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isConflict } from "../../src/kube/status/api-error.ts";
-import { FencedPodSchema, fencedPatch, writeFenced, type Writer } from "../../src/replicas/fencing.ts";
+import { FencedPodSchema, fencedDeleteOptions, fencedPatch, writeFenced, type Writer } from "../../src/replicas/fencing.ts";
 import { LeaseHolder } from "../../src/replicas/lease-holder.ts";
 import { DEFAULT_TIMING } from "../../src/replicas/lease-rules.ts";
 import { LeaseStore } from "../../src/replicas/lease-store.ts";
@@ -244,5 +244,8 @@ describe("the fence on a session pod", () => {
       verdict: { act: false, reason: "newer-term", stamped: successor },
     });
     expect((await readPod()).metadata.annotations?.["telo.run/note"]).toBe("a");
+    // A delete cannot carry a term; it carries the version the predecessor checked, and fails.
+    expect(await statusOf(core.deleteNamespacedPod({ namespace: ns, name: "telo-run-f", body: fencedDeleteOptions(seenByOld) }))).toMatchObject({ code: 409, reason: "Conflict" });
+    await core.readNamespacedPod({ namespace: ns, name: "telo-run-f" });
   });
 });
