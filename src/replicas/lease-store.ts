@@ -5,7 +5,7 @@
  * race, a 409, is an answer (`undefined` / `false`), not an error: it means another replica wrote
  * first. Any other failure is thrown to the caller, which retries on its next period.
  */
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from "@kubernetes/client-node";
+import { V1MicroTime, type CoordinationV1Api, type V1Lease, type V1LeaseSpec } from "@kubernetes/client-node";
 import * as v from "valibot";
 import { isConflict, isNotFound } from "../kube/status/api-error.ts";
 import { LeaseSchema, type Lease, type LeaseSpecOut } from "./lease-rules.ts";
@@ -27,11 +27,12 @@ function apiSpec(spec: LeaseSpecOut): V1LeaseSpec {
 export class LeaseStore {
   readonly #api: CoordinationV1Api;
 
+  /** `api` is made by the caller, so the runner can give it its counted, connection-reusing client. */
   constructor(
-    kubeConfig: KubeConfig,
+    api: CoordinationV1Api,
     readonly namespace: string,
   ) {
-    this.#api = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.#api = api;
   }
 
   async read(name: string): Promise<Lease | undefined> {
