@@ -89,13 +89,14 @@ export class LeaseHolder {
 
   /**
    * Gives the Lease up: no holder, the term kept, so a successor acquires it on its next step
-   * instead of waiting out the duration. Nothing to do when it is not held.
+   * instead of waiting out the duration. Also when this replica's renew deadline has passed but
+   * the Lease it last wrote still names it: the write is conditional on that version, so it
+   * cannot undo a successor's.
    */
   async release(): Promise<void> {
     const lease = this.#lease;
-    const held = this.holds();
     this.#lose("");
-    if (!held || !lease) return;
+    if (!lease || viewOf(lease).holder !== this.#options.identity) return;
     await this.#options.store.replace(lease, this.#options.meta, releaseSpec(viewOf(lease), this.#options.now()));
   }
 

@@ -80,6 +80,21 @@ describe("one Lease, two holders", () => {
     expect(first.holds()).toBe(false);
   });
 
+  it("a stale release cannot undo the successor: it is conditional on the version the releaser last wrote", async () => {
+    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const a = clock(0);
+    const b = clock(0);
+    const first = holder(store, "replica-a", a.now);
+    const second = holder(store, "replica-b", b.now);
+    await first.step();
+    await second.step();
+    b.advance(15_000);
+    await second.step();
+    await first.release();
+    expect((await store.read("k8s-runner-duties"))?.spec).toMatchObject({ holderIdentity: "replica-b", leaseTransitions: 1 });
+    expect(await first.step()).toEqual({ held: false, holder: "replica-b" });
+  });
+
   it("hands over on a graceful release: the successor acquires on its next step without waiting out the duration", async () => {
     const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
     const a = clock(50_000);
