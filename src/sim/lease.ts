@@ -11,35 +11,40 @@ import { badRequest } from "./status.ts";
 const LAYOUT = "2006-01-02T15:04:05.000000Z07:00";
 
 /** One element of the layout: a literal to skip or a field to read. */
-type Chunk = { literal: string } | { std: string; read: (value: string) => { n: number; rest: string } | undefined };
+type Chunk = { literal: string } | { std: string; read: (value: string) => { n: number; rest: string } | undefined; range?: [name: string, ok: (n: number) => boolean] };
 
 const digits = (count: number, fixed: boolean) => (value: string) => {
   const m = (fixed ? new RegExp(`^\\d{${count}}`) : /^\d{1,2}/).exec(value);
   return m ? { n: Number(m[0]), rest: value.slice(m[0].length) } : undefined;
 };
 
+// Go checks a field's range as soon as it has read it: "25:…" fails on the hour, not on what follows.
 const CHUNKS: Chunk[] = [
   { std: "2006", read: digits(4, true) },
   { literal: "-" },
-  { std: "01", read: digits(2, true) },
+  { std: "01", read: digits(2, true), range: ["month", (n) => n >= 1 && n <= 12] },
   { literal: "-" },
   { std: "02", read: digits(2, true) },
   { literal: "T" },
   // Go reads the hour with one or two digits even under "15".
-  { std: "15", read: digits(2, false) },
+  { std: "15", read: digits(2, false), range: ["hour", (n) => n < 24] },
   { literal: ":" },
-  { std: "04", read: digits(2, true) },
+  { std: "04", read: digits(2, true), range: ["minute", (n) => n < 60] },
   { literal: ":" },
-  { std: "05", read: digits(2, true) },
-  { std: ".000000", read: (v) => (/^[.,]\d{6}/.test(v) ? { n: Number(v.slice(1, 7)), rest: v.slice(7) } : undefined) },
+  { std: "05", read: digits(2, true), range: ["second", (n) => n < 60] },
+  { std: ".000000", read: readMicros, range: ["fractional second", (n) => n >= 0] },
 ];
 
-const RANGES: Array<[index: number, name: string, ok: (n: number) => boolean]> = [
-  [1, "month", (n) => n >= 1 && n <= 12],
-  [3, "hour", (n) => n < 24],
-  [4, "minute", (n) => n < 60],
-  [5, "second", (n) => n < 60],
-];
+/**
+ * Six fractional digits after "." or ",", read as Go reads them: with its atoi, which takes a
+ * sign, so ".+23456" is 23456 µs and ".-23456" a fraction out of range.
+ */
+function readMicros(value: string): { n: number; rest: string } | undefined {
+  const m = /^[.,]([+-]?)(\d*)$/.exec(value.slice(0, 7));
+  if (value.length < 7 || !m) return undefined;
+  const n = Number(m[2] || 0);
+  return { n: m[1] === "-" && n !== 0 ? -n : n, rest: value.slice(7) };
+}
 
 class TimeParseError extends Error {}
 
@@ -69,11 +74,9 @@ export function parseMicroTime(input: string): string {
     }
     const got = chunk.read(value);
     if (!got) throw cannotParse(input, value, chunk.std);
+    if (chunk.range && !chunk.range[1](got.n)) throw new TimeParseError(`parsing time ${JSON.stringify(input)}: ${chunk.range[0]} out of range`);
     fields.push(got.n);
     value = got.rest;
-  }
-  for (const [index, name, ok] of RANGES) {
-    if (!ok(fields[index]!)) throw new TimeParseError(`parsing time ${JSON.stringify(input)}: ${name} out of range`);
   }
   const zone = readZone(input, value);
   if (zone.rest !== "") throw new TimeParseError(`parsing time ${JSON.stringify(input)}: extra text: ${JSON.stringify(zone.rest)}`);
@@ -85,7 +88,11 @@ export function parseMicroTime(input: string): string {
   local.setUTCFullYear(year, month - 1, day);
   local.setUTCHours(hour, minute, second, 0);
   const utc = new Date(local.getTime() - zone.offset * 60_000);
-  return `${utc.toISOString().slice(0, 19)}.${String(micros).padStart(6, "0")}Z`;
+  const two = (n: number) => String(n).padStart(2, "0");
+  const y = utc.getUTCFullYear();
+  // Go writes a year before 1 with a minus sign and four digits (0000-01-01 at +01:00 is -0001-12-31).
+  const shownYear = y < 0 ? `-${String(-y).padStart(4, "0")}` : String(y).padStart(4, "0");
+  return `${shownYear}-${two(utc.getUTCMonth() + 1)}-${two(utc.getUTCDate())}T${two(utc.getUTCHours())}:${two(utc.getUTCMinutes())}:${two(utc.getUTCSeconds())}.${String(micros).padStart(6, "0")}Z`;
 }
 
 const MICRO_TIME_FIELDS = ["acquireTime", "renewTime"] as const;
