@@ -9,6 +9,7 @@ import { StatusError, type StatusDetails } from "./status.ts";
 import type { Store } from "./store.ts";
 import { checkQuota } from "./quota.ts";
 import { admitRuntimeClass } from "./admission/runtime-class.ts";
+import { leaseSpecCauses } from "./lease.ts";
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -125,6 +126,8 @@ function semanticCauses(obj: KubeObject): SchemaCause[] {
       const portless = !Array.isArray(s.ports) || s.ports.length === 0;
       return portless && s.clusterIP !== "None" && s.type !== "ExternalName" ? [{ field: "spec.ports", reason: "FieldValueRequired", message: "Required value" }] : [];
     }
+    case "Lease":
+      return leaseSpecCauses(obj);
     default:
       return [];
   }

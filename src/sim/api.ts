@@ -11,6 +11,7 @@ import { decodeProtobufObject, PROTOBUF, UnknownProtobufField } from "./protobuf
 import { type KubeObject, clone, newUid, randomSuffix, timestamp, keyOf } from "./object.ts";
 import { validateFields } from "./field-validation.ts";
 import { applyPatch } from "./patch.ts";
+import { createsOnUpdate, decodeLease, requiresResourceVersionOnUpdate } from "./lease.ts";
 import type { RequestInfo } from "./request-info.ts";
 import { apiVersionOf, lookupType, verbsFor, type ResourceType } from "./resources.ts";
 import { compileFieldSelector, compileLabelSelector } from "./selectors.ts";
@@ -229,6 +230,7 @@ export class ResourceApi {
     }
     obj.apiVersion = apiVersion;
     obj.kind = info.type.kind;
+    if (info.type.kind === "Lease") decodeLease(obj);
     if (info.type.namespaced) {
       if (obj.metadata.namespace !== undefined && obj.metadata.namespace !== "" && obj.metadata.namespace !== info.namespace) {
         throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
@@ -368,8 +370,27 @@ export class ResourceApi {
   }
 
   private update(res: ServerResponse, info: RequestInfo, obj: KubeObject): void {
-    if (info.name === undefined) throw methodNotSupported(ref(info.type), "update");
-    this.replace(res, info, this.existing(info), obj);
+    const { type, name } = info;
+    if (name === undefined) throw methodNotSupported(ref(type), "update");
+    // Decoding comes first in the apiserver: a body that does not decode is a 400 before anything else.
+    if (type.kind === "Lease") decodeLease(obj);
+    const current = this.store.get(type, info.namespace, name);
+    if (!current && createsOnUpdate(type.kind)) {
+      // The registry lets this PUT create the object; the name still has to agree with the URL.
+      if (obj.metadata.name && obj.metadata.name !== name) throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+      obj.metadata.name = name;
+      const { name: _onUrl, ...collection } = info;
+      this.create(res, collection, obj);
+      return;
+    }
+    if (!current) throw notFound(ref(type), name);
+    if (!obj.metadata.resourceVersion && requiresResourceVersionOnUpdate(type.kind)) {
+      // The error names the resource, not the kind, as the generic registry words it.
+      throw invalidError({ apiVersion: apiVersionOf(type), kind: type.plural, metadata: { name } }, [
+        { field: "metadata.resourceVersion", reason: "FieldValueInvalid", message: "Invalid value: 0: must be specified for an update" },
+      ]);
+    }
+    this.replace(res, info, current, obj);
   }
 
   private patch(req: IncomingMessage, res: ServerResponse, info: RequestInfo, body: string): void {

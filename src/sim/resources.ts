@@ -34,6 +34,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   { group: "networking.k8s.io", version: "v1", plural: "ingresses", singular: "ingress", kind: "Ingress", namespaced: true, shortNames: ["ing"], subresources: ["status"], generation: true },
   { group: "networking.k8s.io", version: "v1", plural: "ingressclasses", singular: "ingressclass", kind: "IngressClass", namespaced: false, shortNames: [], subresources: [], generation: true },
   { group: "node.k8s.io", version: "v1", plural: "runtimeclasses", singular: "runtimeclass", kind: "RuntimeClass", namespaced: false, shortNames: [], subresources: [], generation: false },
+  { group: "coordination.k8s.io", version: "v1", plural: "leases", singular: "lease", kind: "Lease", namespaced: true, shortNames: [], subresources: [], generation: false },
   { group: "gateway.networking.k8s.io", version: "v1", plural: "gateways", singular: "gateway", kind: "Gateway", namespaced: true, shortNames: ["gtw"], subresources: ["status"], generation: true, categories: ["gateway-api"] },
   { group: "gateway.networking.k8s.io", version: "v1", plural: "httproutes", singular: "httproute", kind: "HTTPRoute", namespaced: true, shortNames: [], subresources: ["status"], generation: true, categories: ["gateway-api"] },
 ];

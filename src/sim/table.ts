@@ -92,6 +92,7 @@ const COLUMNS: Record<string, Column[]> = {
   ],
   Namespace: [NAME, { name: "Status", type: "string", cell: (o) => o.status?.phase ?? "Active" }, AGE],
   RuntimeClass: [NAME, { name: "Handler", type: "string", cell: (o) => o.handler ?? "" }, AGE],
+  Lease: [NAME, { name: "Holder", type: "string", cell: (o) => o.spec?.holderIdentity ?? "" }, AGE],
   ConfigMap: [NAME, { name: "Data", type: "integer", cell: (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length }, AGE],
 };
 
