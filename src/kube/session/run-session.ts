@@ -18,7 +18,6 @@ import { sessionEndpoints } from "../status/endpoints.ts";
 import { decidePod, type PodDecision } from "../status/pod-decision.ts";
 import { terminalStatus, type TerminalStatus } from "../status/terminal.ts";
 import type { WarmPool } from "../pool/warm-pool.ts";
-import { heldOpen } from "./held-open.ts";
 import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
@@ -48,8 +47,6 @@ export class RunSession {
   #pod: SessionPod | undefined;
   #terminal: ContainerTerminal | undefined;
   #finished = false;
-  /** Bug 12 bookkeeping: the kernel's notice seen, a run started on the debug stream, the end reported. */
-  #held = { open: false, runStarted: false, reported: false };
   #resolveDone!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
 
@@ -257,32 +254,17 @@ export class RunSession {
     else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped));
   }
 
+  /**
+   * Output goes to the terminal only. With inspect the kernel prints that it holds the app open
+   * before the app has even started: a run's end is known from `Kernel.Stopped` on the debug
+   * stream, or the pod's end, never from that line.
+   */
   #onOutput(bytes: Uint8Array): void {
     this.#callbacks.emit({ type: "output", app: this.#app.name, bytes, tag: "tty" });
-    if (this.#spec.inspect && heldOpen(bytes)) {
-      this.#held.open = true;
-      this.#reportHeldOpen();
-    }
   }
 
   #onDebug(frame: DebugFrame): void {
     this.#callbacks.emit({ type: "debug", app: this.#app.name, frame });
-    if (frame.event === "Kernel.Starting") {
-      this.#held.runStarted = true;
-      this.#reportHeldOpen();
-    }
-  }
-
-  /**
-   * With inspect, a kernel holds a finished application open for its debugger, so the pod
-   * does not end: its words on the terminal say the run is over (issue 9 bug 12). The run
-   * they end must have started on the debug stream first, which may lag the terminal.
-   */
-  #reportHeldOpen(): void {
-    const held = this.#held;
-    if (!held.open || !held.runStarted || held.reported) return;
-    held.reported = true;
-    this.#callbacks.emit({ type: "runEnded", app: this.#app.name, outcome: { code: 0 } });
   }
 
   #say(text: string): void {
