@@ -2,6 +2,7 @@
  * The api process's HTTP server: the `/v1` routes on @hono/node-server with WebSocket
  * support, talking to the supervisor over the internal socket.
  */
+import { answerRefusedUpgrades, keepUpgradeRefusals } from "./upgrade-refusal.ts";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
@@ -45,6 +46,7 @@ export async function startApiServer(options: {
   // bug 3); over the limit it closes the socket with 1009 itself.
   wss.options.maxPayload = MAX_FRAME_BYTES;
   app.use("*", requestLog(log));
+  app.use("*", keepUpgradeRefusals());
 
   // Listening is ours (a taken port is one clear line); the routes are added before the
   // first request is read, once the port (and so the socket path) is known.
@@ -59,6 +61,7 @@ export async function startApiServer(options: {
   );
   if (options.console) app.route("/", createConsoleRoutes({ supervisor, log }));
   app.notFound(notFound);
+  answerRefusedUpgrades(server);
   injectWebSocket(server);
   return {
     url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
