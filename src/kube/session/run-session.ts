@@ -242,6 +242,8 @@ export class RunSession {
         replace: false,
         signal: this.#abort.signal,
         onReadError: (line) => this.#say(line),
+        appOf: () => this.#app.name,
+        onRoute: (event) => this.#callbacks.emit(event),
       });
     } catch (error) {
       this.#say(`could not publish the session route: ${apiReason(error)}`);

@@ -67,6 +67,9 @@ export class WatchPorts {
       owner: { name: runtime.pod.name, uid: runtime.podUid },
       replace: true,
       signal: routeHealth.signal,
+      // The agent's port is nobody's app: its events carry no `app`.
+      appOf: (port) => apps.find((app) => app.ports.some((mapping) => mapping.port === port && mapping.protocol === "tcp"))?.name,
+      onRoute: (event) => this.#callbacks.emit(event),
     });
   }
 
