@@ -22,7 +22,7 @@ export const sessionEvents = (deps: HandlerDeps): Handler => async (c) => {
   const head = c.newResponse(null, 200, deps.corsOrigins ? { ...SSE_HEADERS, vary: "Origin" } : SSE_HEADERS);
   const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
   if (outgoing instanceof ServerResponse) {
-    relaySse(stream, outgoing, head.headers);
+    relaySse(stream, outgoing, head.headers, (error) => deps.log?.warn("event stream from the supervisor broke off", { sessionId, error }));
     return RESPONSE_ALREADY_SENT;
   }
   return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status: 200, headers: head.headers });

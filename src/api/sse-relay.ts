@@ -14,7 +14,10 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
-export function relaySse(source: ClientHttp2Stream, out: ServerResponse, headers: Headers): void {
+export function relaySse(source: ClientHttp2Stream, out: ServerResponse, headers: Headers, onBreak: (error: Error) => void): void {
+  // The supervisor going away mid-stream (a restart, a crash) is one log line, never an
+  // unhandled stream error; the 'close' below cuts the client's stream.
+  source.once("error", onBreak);
   // The client may have gone while the stream was being opened: its 'close' has been and gone.
   if (out.destroyed || out.socket === null || out.socket.destroyed) {
     source.close(constants.NGHTTP2_CANCEL);

@@ -5,7 +5,7 @@
  * object per line on stdout (session, event, output, exit), so a script reads a single stream.
  */
 import { TextDecoder } from "node:util";
-import type { ByteStreamTag, RunEvent, RunStatus } from "../contract/wire.ts";
+import type { ByteStreamTag, RouteEvent, RunEvent, RunStatus } from "../contract/wire.ts";
 import { appExitCode } from "./exit-code.ts";
 import { ProgressDisplay, type ProgressStream } from "./progress.ts";
 
@@ -18,6 +18,12 @@ export interface OutputSink {
 }
 
 export type Streams = { stdout: NodeJS.WritableStream; stderr: ProgressStream & NodeJS.WritableStream & { isTTY?: boolean } };
+
+/** A route's state as one line: `route https://3000-x.example.test (app:3000) unprogrammed: why`. */
+export function routeLine(event: RouteEvent): string {
+  const reason = event.reason === undefined ? "" : `: ${event.reason}`;
+  return `route ${event.host} (${event.app ?? "agent"}:${event.port}) ${event.state}${reason}`;
+}
 
 export class HumanSink implements OutputSink {
   readonly #progress: ProgressDisplay | undefined;
@@ -35,6 +41,11 @@ export class HumanSink implements OutputSink {
     if (event.type === "progress") {
       if (event.done) this.#progress?.clear();
       else this.#progress?.update(event.phase, event.message);
+      return;
+    }
+    if (event.type === "route") {
+      // A route's changes, not its publication: whether the session's address answers.
+      if (event.state !== "pending") this.streams.stderr.write(`k8s-runner: ${routeLine(event)}\n`);
       return;
     }
     if (event.type === "run" && event.phase === "started" && event.telo !== undefined && this.streams.stderr.isTTY) {

@@ -33,7 +33,8 @@ function successResponse(spec: RouteSpec): JsonObject {
   if (spec.kind === "events") {
     return {
       "200": {
-        description: "Server-Sent Events; each event's `data` is a RunEvent (components/schemas/RunEvent), or `gap`.",
+        description:
+          "Server-Sent Events named by the RunEvent's `type` (`status`, `progress`, `debug`, `reachability`, `run`, `endpoints`, `route`) or `gap`; each event's `data` is a RunEvent (components/schemas/RunEvent).",
         content: { "text/event-stream": { schema: { type: "string" } } },
       },
     };

@@ -29,6 +29,8 @@ export const RunnerEndpointSchema = v.object({
   port: v.number(),
   protocol: ProtocolSchema,
   url: v.optional(v.string()),
+  /** The session's workload token, when the app's catalog entry names a `tokenEnv`. */
+  token: v.optional(v.string()),
 });
 export type RunnerEndpoint = v.InferOutput<typeof RunnerEndpointSchema>;
 
@@ -113,22 +115,43 @@ export const EndpointChangeSchema = v.object({
 });
 export type EndpointChange = v.InferOutput<typeof EndpointChangeSchema>;
 
+export const StatusEventSchema = v.object({ type: v.literal("status"), status: RunStatusSchema });
+export const ProgressEventSchema = v.object({
+  type: v.literal("progress"),
+  app: v.optional(v.string()),
+  phase: RunPhaseSchema,
+  message: v.string(),
+  done: v.optional(v.boolean()),
+});
+export const DebugEventSchema = v.object({ type: v.literal("debug"), app: v.string(), frame: DebugFrameSchema });
+export const ReachabilityEventSchema = v.object({
+  type: v.literal("reachability"),
+  app: v.string(),
+  port: v.number(),
+  state: ReachabilityStateSchema,
+});
+export const EndpointsEventSchema = v.object({ type: v.literal("endpoints"), app: v.string(), ...EndpointChangeSchema.entries });
+
+/** Where the routing layer stands on one routed port (docs/events-and-tokens.md). */
+export const RouteStateSchema = v.picklist(["pending", "programmed", "unprogrammed"]);
+export type RouteState = v.InferOutput<typeof RouteStateSchema>;
+
+/** A routed port's state; `app` is absent for the agent's port. */
+export const RouteEventSchema = v.object({
+  type: v.literal("route"),
+  app: v.optional(v.string()),
+  host: v.string(),
+  port: v.number(),
+  state: RouteStateSchema,
+  reason: v.optional(v.string()),
+});
+export type RouteEvent = v.InferOutput<typeof RouteEventSchema>;
+
 export const RunEventSchema = v.union([
-  v.object({ type: v.literal("status"), status: RunStatusSchema }),
-  v.object({
-    type: v.literal("progress"),
-    app: v.optional(v.string()),
-    phase: RunPhaseSchema,
-    message: v.string(),
-    done: v.optional(v.boolean()),
-  }),
-  v.object({ type: v.literal("debug"), app: v.string(), frame: DebugFrameSchema }),
-  v.object({
-    type: v.literal("reachability"),
-    app: v.string(),
-    port: v.number(),
-    state: ReachabilityStateSchema,
-  }),
+  StatusEventSchema,
+  ProgressEventSchema,
+  DebugEventSchema,
+  ReachabilityEventSchema,
   v.object({
     type: v.literal("run"),
     app: v.string(),
@@ -153,7 +176,8 @@ export const RunEventSchema = v.union([
     phase: v.literal("failed"),
     reason: v.string(),
   }),
-  v.object({ type: v.literal("endpoints"), app: v.string(), ...EndpointChangeSchema.entries }),
+  EndpointsEventSchema,
+  RouteEventSchema,
 ]);
 export type RunEvent = v.InferOutput<typeof RunEventSchema>;
 

@@ -4,26 +4,29 @@
  * it; tests use a scripted backend.
  */
 import type { CatalogEntry } from "../config/apps-catalog.ts";
-import type {
-  AvailabilityReport,
-  ByteStreamTag,
-  DebugFrame,
-  EndpointChange,
-  ProbeConfig,
-  ReachabilityState,
-  ResolvedApp,
-  RunBundle,
-  RunPhase,
-  RunStatus,
-  SessionMode,
-  WorkspaceApplyResult,
-  WorkspaceChangeSet,
-  WorkspaceFile,
-  WorkspaceSnapshot,
-  WorkspaceTree,
+import * as v from "valibot";
+import {
+  ByteStreamTagSchema,
+  DebugEventSchema,
+  EndpointsEventSchema,
+  ProgressEventSchema,
+  ReachabilityEventSchema,
+  RouteEventSchema,
+  StatusEventSchema,
+  type AvailabilityReport,
+  type ProbeConfig,
+  type ResolvedApp,
+  type RunBundle,
+  type RunStatus,
+  type SessionMode,
+  type WorkspaceApplyResult,
+  type WorkspaceChangeSet,
+  type WorkspaceFile,
+  type WorkspaceSnapshot,
+  type WorkspaceTree,
 } from "../contract/wire.ts";
 import type { SessionConfig } from "../contract/session-config.ts";
-import type { RunOutcome } from "./run-projection.ts";
+import { RunOutcomeSchema } from "./run-projection.ts";
 
 /**
  * A session's launch description: what admission decided (src/sessions/admission.ts builds it
@@ -48,14 +51,39 @@ export type StartSpec = {
   notice?: string;
 };
 
+/** Output bytes of one app, to its byte channel (not an SSE event). */
+const OutputEventSchema = v.object({
+  type: v.literal("output"),
+  app: v.string(),
+  bytes: v.custom<Uint8Array>((input) => input instanceof Uint8Array, "bytes must be a Uint8Array"),
+  tag: ByteStreamTagSchema,
+});
+
+/** An app's workload ended under a run (the run projection closes the open generation). */
+const RunEndedEventSchema = v.object({
+  type: v.literal("runEnded"),
+  app: v.string(),
+  outcome: RunOutcomeSchema,
+});
+
+/**
+ * Everything a backend reports about a running session, through one channel. Most are wire
+ * events the session records as they are; a new wire event only needs its emitter.
+ */
+export const BackendEventSchema = v.union([
+  StatusEventSchema,
+  ProgressEventSchema,
+  DebugEventSchema,
+  ReachabilityEventSchema,
+  EndpointsEventSchema,
+  RouteEventSchema,
+  OutputEventSchema,
+  RunEndedEventSchema,
+]);
+export type BackendEvent = v.InferOutput<typeof BackendEventSchema>;
+
 export type BackendCallbacks = {
-  onStatus(status: RunStatus): void;
-  onProgress(phase: RunPhase, message: string, done?: boolean, app?: string): void;
-  onOutput(app: string, bytes: Uint8Array, tag: ByteStreamTag): void;
-  onDebug(app: string, frame: DebugFrame): void;
-  onReachability(app: string, port: number, state: ReachabilityState): void;
-  onRunEnded(app: string, outcome: RunOutcome): void;
-  onEndpoints(app: string, change: EndpointChange): void;
+  emit(event: BackendEvent): void;
   isUserStopped(): boolean;
   /**
    * Aborted when the user stops the session (DELETE, shutdown), including before the start
@@ -64,6 +92,15 @@ export type BackendCallbacks = {
    */
   stopRequested: AbortSignal;
 };
+
+export type RunningStatus = Extract<RunStatus, { kind: "running" }>;
+
+/**
+ * A settled start: the workload, and the `running` status the core reports once the handle is
+ * in place (a client that sees `running` can type at once). Absent when the workload had
+ * already ended (an adopted pod that finished while no supervisor watched it).
+ */
+export type Started = { workload: Workload; running: RunningStatus | undefined };
 
 export type WorkspaceClient = {
   tree(): Promise<WorkspaceTree>;
@@ -105,11 +142,11 @@ export type BackendDescription = {
 /** A session an earlier supervisor left running, which this one takes over (restart safety). */
 export type AdoptableSession = {
   spec: StartSpec;
-  resume(callbacks: BackendCallbacks): Promise<Workload>;
+  resume(callbacks: BackendCallbacks): Promise<Started>;
 };
 
 export type Backend = {
-  start(spec: StartSpec, callbacks: BackendCallbacks): Promise<Workload>;
+  start(spec: StartSpec, callbacks: BackendCallbacks): Promise<Started>;
   /** Called once at boot: the sessions to re-adopt; anything else left over is the backend's to reap. */
   adoptSessions?(): Promise<AdoptableSession[]>;
   probe(config: ProbeConfig): Promise<AvailabilityReport>;

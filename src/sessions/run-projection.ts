@@ -4,9 +4,12 @@
  * most one terminal event (`completed` or `failed`); the reference's re-emission quirks are
  * deliberately not reproduced (docs/decisions.md "Sessions and streams").
  */
+import * as v from "valibot";
 import type { DebugFrame, RunEvent, RunTrigger } from "../contract/wire.ts";
 
-export type RunOutcome = { code?: number; reason?: string };
+/** How a workload ended under a run: an exit code, or a reason it failed. */
+export const RunOutcomeSchema = v.object({ code: v.optional(v.number()), reason: v.optional(v.string()) });
+export type RunOutcome = v.InferOutput<typeof RunOutcomeSchema>;
 
 export class RunProjection {
   generation = 0;

@@ -118,14 +118,20 @@ function markerRefusal(workspace: WorkspaceTree, version: string): string | unde
   return blocks.length === 0 ? "telo-workspace.yaml declares no modules: list the modules this workspace shares (modules: [\"*\"])" : undefined;
 }
 
+/** What `telo run --inspect` prints as it starts. */
+export const HELD_OPEN_NOTICE = "[inspect] holding the application open";
+
 /**
  * The lifecycle frames of a Telo kernel in a container: it boots once its entry exists (when the
  * command waits for `$TELO_ENTRY`), and under `--watch` every workspace write reloads it
  * (`Kernel.Stopped`, then a new boot). `script()` is read at every boot, so a test can change
- * what the next reload reports by updating the pod's annotations.
+ * what the next reload reports by updating the pod's annotations. Like the real kernel,
+ * `telo run --inspect` (not under `--watch`) announces that it holds the application open for
+ * its debugger before anything has run: the line says nothing about the run's end.
  */
 export function driveKernel(debug: KernelDebugStream, workspace: WorkspaceTree, proc: ContainerProcess, argv: string[], env: Record<string, string>, script: () => KernelScript): void {
   const watchMode = argv.some((a) => /(^|\s)--watch(\s|$)/.test(a));
+  if (!watchMode) proc.print("stdout", Buffer.from(`${HELD_OPEN_NOTICE}\n`));
   const entry = argv.join(" ").includes("TELO_ENTRY") ? env.TELO_ENTRY?.replace(/^\/workspace\//, "") : undefined;
   let booted = false;
   const boot = () => {

@@ -7,14 +7,11 @@ import { messageOf } from "../contract/problem.ts";
 import { type RunEvent, type RunStatus, isEventFrame } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
 import { type StartTracker, trackStart } from "../metrics/figures.ts";
-import { type Backend, type BackendCallbacks, SessionStartError, type Workload } from "../sessions/backend-seam.ts";
+import { type Backend, type BackendCallbacks, type BackendEvent, SessionStartError, type Started } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
 
-/** Where a session's start stands: `running` is held back until the workload handle exists. */
-type LaunchState = { settled: boolean; heldRunning: RunStatus | undefined };
-
-export type StartWorkload = (callbacks: BackendCallbacks) => Promise<Workload>;
+export type StartWorkload = (callbacks: BackendCallbacks) => Promise<Started>;
 
 export class SessionLauncher {
   /** The launch in progress of each session, for the start figures. */
@@ -31,20 +28,21 @@ export class SessionLauncher {
    * when given); start errors end up on the stream.
    */
   async launch(session: Session, start?: StartWorkload): Promise<void> {
-    // A `running` reported before the start settles is held back until the workload handle
-    // is in place, so a client that sees `running` can type, and use the workspace, at once.
-    const launch: LaunchState = { settled: false, heldRunning: undefined };
     this.#starts.set(session, trackStart(session.mode, Date.now));
-    const callbacks = this.#callbacks(session, launch);
+    const callbacks: BackendCallbacks = {
+      emit: (event) => this.#record(session, event),
+      isUserStopped: () => session.userStopped,
+      stopRequested: session.stopSignal,
+    };
     try {
-      const workload = await (start ? start(callbacks) : this.backend.start(session.launch, callbacks));
+      const { workload, running } = await (start ? start(callbacks) : this.backend.start(session.launch, callbacks));
+      // `running` follows the workload handle, so a client that sees it can type, and use the
+      // workspace, at once.
       session.attachWorkload(workload);
-      launch.settled = true;
-      if (launch.heldRunning) this.emitStatus(session, launch.heldRunning);
+      if (running) this.emitStatus(session, running);
       // A stop (DELETE or shutdown) that arrived while starting takes effect now.
       if (session.userStopped || session.disposed) await workload.stop();
     } catch (error) {
-      launch.settled = true;
       const message = error instanceof SessionStartError ? `${error.stage}: ${error.message}` : `start: ${messageOf(error)}`;
       this.logFor(session).warn("session start failed", { error });
       this.emitStatus(session, session.userStopped ? { kind: "stopped" } : { kind: "failed", message });
@@ -65,36 +63,33 @@ export class SessionLauncher {
     return this.log.child({ sessionId: session.id });
   }
 
-  #callbacks(session: Session, launch: LaunchState): BackendCallbacks {
-    const append = (event: RunEvent) => {
-      if (!session.disposed) session.append(event);
-    };
-    return {
-      onStatus: (status) => {
-        if (!launch.settled && status.kind === "running") launch.heldRunning = status;
-        else this.emitStatus(session, status);
-      },
-      onProgress: (phase, message, done, app) => {
-        this.#starts.get(session)?.stage(phase);
-        append({ type: "progress", ...(app !== undefined && { app }), phase, message, ...(done !== undefined && { done }) });
-      },
-      onOutput: (app, bytes, tag) => session.pushOutput(app, bytes, tag),
-      onDebug: (app, frame) => {
-        const channel = session.apps.get(app);
+  /** One backend event into the session: most are recorded as they are. */
+  #record(session: Session, event: BackendEvent): void {
+    if (session.disposed) return;
+    const append = (recorded: RunEvent): void => void session.append(recorded);
+    switch (event.type) {
+      case "status":
+        return this.emitStatus(session, event.status);
+      case "output":
+        return session.pushOutput(event.app, event.bytes, event.tag);
+      case "debug": {
+        const channel = session.apps.get(event.app);
         if (!channel) return;
-        if (isEventFrame(frame)) append({ type: "debug", app, frame });
-        for (const event of channel.run.onFrame(frame, Date.now())) append(event);
-      },
-      onReachability: (app, port, state) => append({ type: "reachability", app, port, state }),
-      onRunEnded: (app, outcome) => {
-        for (const event of session.apps.get(app)?.run.onWorkloadEnded(outcome, Date.now()) ?? []) append(event);
-      },
-      onEndpoints: (app, change) => {
-        session.applyEndpointChange(app, change);
-        append({ type: "endpoints", app, ...change });
-      },
-      isUserStopped: () => session.userStopped,
-      stopRequested: session.stopSignal,
-    };
+        if (isEventFrame(event.frame)) append(event);
+        for (const run of channel.run.onFrame(event.frame, Date.now())) append(run);
+        return;
+      }
+      case "runEnded":
+        for (const run of session.apps.get(event.app)?.run.onWorkloadEnded(event.outcome, Date.now()) ?? []) append(run);
+        return;
+      case "endpoints":
+        session.applyEndpointChange(event.app, event);
+        return append(event);
+      case "progress":
+        this.#starts.get(session)?.stage(event.phase);
+        return append(event);
+      default:
+        return append(event);
+    }
   }
 }

@@ -10,6 +10,24 @@ import { type Processes, openSocket, postJson, startProcesses } from "./support.
 import { sessionBody } from "../support/session-body.ts";
 import { SlidingWindowLimit } from "../../handlers/rate-limit.ts";
 import { tokenMatches } from "../../src/observability/secret-compare.ts";
+import { WebSocket } from "ws";
+
+/** The HTTP answer to a WebSocket upgrade the runner refuses: status, headers and body as read off the socket. */
+function refusedUpgrade(url: string, headers: Record<string, string>): Promise<{ status: number | undefined; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const socket = new WebSocket(url, { headers });
+  return new Promise((resolve, reject) => {
+    socket.once("open", () => reject(new Error("the upgrade was accepted")));
+    socket.once("error", reject);
+    socket.once("unexpected-response", (request, response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => {
+        resolve({ status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks).toString("utf8") });
+        request.destroy();
+      });
+    });
+  });
+}
 
 const TOKEN = "s3cret-token-of-the-operator-0123";
 
@@ -29,6 +47,18 @@ describe("RUNNER_API_TOKEN", () => {
     }
     const refused = await postJson(runner.baseUrl, "/v1/sessions", sessionBody());
     expect(refused.status).toBe(401);
+  });
+
+  it("answers a WebSocket without the token as any request: 401, JSON body and www-authenticate", async () => {
+    const url = `ws://127.0.0.1:${runner.port}/v1/sessions/abcdefghijkl/io`;
+    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer wrong-token-wrong-token" }];
+    for (const headers of attempts) {
+      const refused = await refusedUpgrade(url, headers);
+      expect(refused.status).toBe(401);
+      expect(refused.headers["www-authenticate"]).toBe('Bearer realm="k8s-runner"');
+      expect(refused.headers["content-type"]).toMatch(/^application\/json/);
+      expect(JSON.parse(refused.body)).toEqual({ error: "unauthorized", message: "a valid bearer token is required" });
+    }
   });
 
   it("leaves liveness and readiness open to probes", async () => {

@@ -6,7 +6,8 @@
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { eventsUntil, isStatus } from "../support/streams.ts";
-import { spawnTs } from "../support/processes.ts";
+import { capturedStderr, spawnTs } from "../support/processes.ts";
+import { waitFor } from "../support/wait.ts";
 import { type Processes, exitOf, openSocket, startProcesses } from "./support.ts";
 import { sessionBody } from "../support/session-body.ts";
 
@@ -32,6 +33,26 @@ describe("shutdown", () => {
     expect((await open.closed).code).toBe(1011);
     await closed;
     expect((await fetch(`${runner.baseUrl}/v1/health`)).status).toBe(200);
+  });
+
+  it("a supervisor killed under an open event stream ends the stream, and the api logs it as one JSON line", async () => {
+    runner = await startProcesses();
+    const { sessionId } = await runner.client.createSession(sessionBody());
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const stream = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events`);
+    const reader = stream.body!.getReader();
+    await reader.read();
+    const supervisor = runner.supervisor();
+    supervisor.kill("SIGKILL");
+    await exitOf(supervisor);
+    // The stream ends (a client reconnects), it does not hang or break off mid-frame.
+    while (!(await reader.read()).done);
+    await waitFor("the api's line about it", () => capturedStderr(runner!.api()).includes("event stream from the supervisor broke off") || undefined);
+    const lines = capturedStderr(runner.api()).split("\n").filter((line) => line !== "");
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    const broke = lines.map((line) => JSON.parse(line) as { message: string; error?: { name: string; message: string } }).find((line) => line.message.includes("broke off"));
+    // Named (undici reports the broken body as an abort), never dumped with a stack and the socket.
+    expect(broke?.error).toEqual({ name: expect.any(String), message: expect.any(String) });
   });
 
   it("the api closes terminals with 1012, ends event streams and exits 0 on SIGTERM", async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { type ClusterRunner, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, isStatus } from "../support/streams.ts";
 
 describe("session routing with an Ingress", () => {
@@ -44,6 +44,13 @@ describe("session routing with an Ingress", () => {
       () => runner.networking.readNamespacedIngress({ name, namespace: SESSION_NAMESPACE }).catch(() => undefined),
     );
     expect(ingress.spec?.rules?.map((rule) => rule.host)).toEqual([host]);
+    // The routed port's state as `route` events: pending when published, then programmed once an
+    // ingress controller gives the Ingress an address (the real tier has none: pending only).
+    const routed = (event: { type: string; state?: string }) => event.type === "route" && (ON_REAL_CLUSTER || event.state === "programmed");
+    const routes = eventsOf(await eventsUntil(runner.client, sessionId, routed)).filter((event) => event.type === "route");
+    expect(routes[0]).toEqual({ type: "route", app: "app", host, port: 3000, state: "pending" });
+    if (!ON_REAL_CLUSTER) expect(routes.at(-1)).toEqual({ type: "route", app: "app", host, port: 3000, state: "programmed" });
+    expect(routes.every((event) => event.type === "route" && event.port === 3000)).toBe(true);
 
     await runner.client.deleteSession(sessionId);
     await waitFor("the pod, Service and Ingress to be gone", async () => {

@@ -68,15 +68,28 @@ describe("the session engine on the simulated cluster", () => {
     expect(eventsOf(await eventsUntil(runner.client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "exited", code: 0 } });
   });
 
-  it("reports the run ended when the kernel holds the finished app open for its debugger", async () => {
-    const { sessionId } = await runner.client.createSession(
-      sessionBody({ simulate: { output: "hello\n[inspect] holding the application open\n" } }, { inspect: true }),
-    );
-    const events = eventsOf(await eventsUntil(runner.client, sessionId, (event) => event.type === "run" && event.phase !== "started"));
-    expect(events.filter((event) => event.type === "run").map((event) => event.type === "run" && event.phase)).toEqual(["started", "completed"]);
-    // The pod is held open: the session still runs until it is stopped.
+  it("does not take the kernel's held-open notice, printed before the app starts, as the run's end", async () => {
+    const { sessionId } = await runner.client.createSession(sessionBody({}, { inspect: true }));
+    // The kernel prints the notice first, then starts the app: both are on hand now.
+    const terminal = runner.client.terminal(sessionId);
+    expect(textOf(await framesUntilText(terminal, "holding the application open"))).toContain("holding the application open");
+    const started = (event: { type: string; phase?: string }) => event.type === "run" && event.phase === "started";
+    await eventsUntil(runner.client, sessionId, started);
+    // The app still runs (it echoes), and no run ended: only Kernel.Stopped or the pod's end says so.
+    await terminal.send("still here\r");
+    expect(textOf(await framesUntilText(terminal, "still here"))).toContain("still here");
+    terminal.close();
+    const events = eventsOf(await eventsUntil(runner.client, sessionId, started));
+    expect(events.filter((event) => event.type === "run").map((event) => event.type === "run" && event.phase)).toEqual(["started"]);
     expect((await runner.client.getSession(sessionId)).status.kind).toBe("running");
     await stop(sessionId);
+  });
+
+  it("ends an inspect run when its kernel stops, not before", async () => {
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "exit-code": 0, "run-ms": 300 } }, { inspect: true }));
+    const events = eventsOf(await eventsUntil(runner.client, sessionId));
+    expect(events.filter((event) => event.type === "run").map((event) => event.type === "run" && event.phase)).toEqual(["started", "completed"]);
+    expect(events.at(-1)).toEqual({ type: "status", status: { kind: "exited", code: 0 } });
   });
 });
 

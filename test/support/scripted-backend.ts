@@ -11,7 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import * as v from "valibot";
-import type { Backend, BackendCallbacks, StartSpec, Workload, WorkspaceClient } from "../../src/sessions/backend-seam.ts";
+import type { Backend, BackendCallbacks, Started, StartSpec, Workload, WorkspaceClient } from "../../src/sessions/backend-seam.ts";
 import { SessionStartError } from "../../src/sessions/backend-seam.ts";
 import type { ResolvedApp, RunStatus } from "../../src/contract/wire.ts";
 
@@ -51,10 +51,11 @@ export function createScriptedBackend(): Backend {
   };
 }
 
-async function startWorkload(spec: StartSpec, script: Script, callbacks: BackendCallbacks): Promise<Workload> {
+async function startWorkload(spec: StartSpec, script: Script, callbacks: BackendCallbacks): Promise<Started> {
   if (script.startDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, script.startDelayMs));
   if (script.startError) throw new SessionStartError(script.startError.stage, script.startError.message);
-  for (const step of script.progress) callbacks.onProgress(step.phase, step.message, undefined, step.app);
+  const { emit } = callbacks;
+  for (const step of script.progress) emit({ type: "progress", ...step });
 
   let apps: ResolvedApp[] = spec.apps;
   let finished = false;
@@ -67,10 +68,11 @@ async function startWorkload(spec: StartSpec, script: Script, callbacks: Backend
     if (finished) return;
     finished = true;
     for (const timer of timers) clearTimeout(timer);
-    if (status) callbacks.onStatus(callbacks.isUserStopped() ? { kind: "stopped" } : status);
+    if (status) emit({ type: "status", status: callbacks.isUserStopped() ? { kind: "stopped" } : status });
     resolveDone();
   };
-  const say = (app: string, text: string) => callbacks.onOutput(app, Buffer.from(text), apps.find((a) => a.name === app)?.io === "streams" ? "stdout" : "tty");
+  const say = (app: string, text: string) =>
+    emit({ type: "output", app, bytes: Buffer.from(text), tag: apps.find((a) => a.name === app)?.io === "streams" ? "stdout" : "tty" });
 
   const command = (app: string, line: string) => {
     const [verb, ...rest] = line.slice(1).split(" ");
@@ -81,19 +83,19 @@ async function startWorkload(spec: StartSpec, script: Script, callbacks: Backend
       case "fail":
         return finish({ kind: "failed", message: argument });
       case "debug":
-        return callbacks.onDebug(app, JSON.parse(argument));
+        return emit({ type: "debug", app, frame: JSON.parse(argument) });
       case "output":
-        return callbacks.onOutput(app, Buffer.alloc(Number(argument), "x"), "tty");
+        return emit({ type: "output", app, bytes: Buffer.alloc(Number(argument), "x"), tag: "tty" });
       case "endpoints":
-        return callbacks.onEndpoints(app, JSON.parse(argument));
+        return emit({ type: "endpoints", app, ...JSON.parse(argument) });
       case "reach": {
         const [port, state] = rest;
-        return callbacks.onReachability(app, Number(port), state as "reachable");
+        return emit({ type: "reachability", app, port: Number(port), state: state as "reachable" });
       }
       case "env":
         return say(app, `${argument}=${spec.env[argument] ?? "<unset>"}\r\n`);
       case "ended":
-        return callbacks.onRunEnded(app, JSON.parse(argument || "{}"));
+        return emit({ type: "runEnded", app, outcome: JSON.parse(argument || "{}") });
       default:
         return say(app, `unknown command ${verb}\r\n`);
     }
@@ -127,14 +129,13 @@ async function startWorkload(spec: StartSpec, script: Script, callbacks: Backend
   };
 
   const endpoints = () => apps.flatMap((app) => app.ports.map((port) => ({ host: "", port: port.port, protocol: port.protocol })));
-  callbacks.onStatus({ kind: "running", endpoints: endpoints() });
   if (script.output !== undefined) for (const app of apps) say(app.name, script.output);
   if (script.exitAfterMs !== undefined) {
     timers.add(setTimeout(() => finish({ kind: "exited", code: script.exitCode }), script.exitAfterMs));
   }
 
   const lineBuffers = new Map<string, string>();
-  return {
+  const workload: Workload = {
     done,
     ...(spec.mode === "watch" && { workspace }),
     writeStdin(app, bytes) {
@@ -156,17 +157,18 @@ async function startWorkload(spec: StartSpec, script: Script, callbacks: Backend
     },
     ...(spec.mode === "watch" && {
       async reload(app: string) {
-        callbacks.onDebug(app, { kind: "event", event: "Kernel.Starting", timestamp: new Date().toISOString() });
-        callbacks.onDebug(app, { kind: "event", event: "Kernel.Stopped", timestamp: new Date().toISOString(), payload: { exitCode: 0 } });
+        emit({ type: "debug", app, frame: { kind: "event", event: "Kernel.Starting", timestamp: new Date().toISOString() } });
+        emit({ type: "debug", app, frame: { kind: "event", event: "Kernel.Stopped", timestamp: new Date().toISOString(), payload: { exitCode: 0 } } });
       },
       async setApps(next: ResolvedApp[]) {
         if (script.setAppsError) throw new Error(script.setAppsError);
         apps = next;
-        callbacks.onStatus({ kind: "running", endpoints: endpoints() });
+        emit({ type: "status", status: { kind: "running", endpoints: endpoints() } });
       },
       async suspend() {
         finish(undefined);
       },
     }),
   };
+  return { workload, running: { kind: "running", endpoints: endpoints() } };
 }

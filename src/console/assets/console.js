@@ -81,6 +81,8 @@ function describeEvent(event) {
       return `progress [${event.phase}] ${event.message}${event.done ? " (done)" : ""}`;
     case "run":
       return `run ${event.app} #${event.generation} ${event.phase}${event.telo !== undefined ? ` on telo ${event.telo}` : ""}${event.code !== undefined ? ` (${event.code})` : ""}`;
+    case "route":
+      return `route ${event.host} (${event.app ?? "agent"}:${event.port}) ${event.state}${event.reason ? `: ${event.reason}` : ""}`;
     default:
       return `${event.type} ${JSON.stringify(event)}`;
   }
@@ -160,7 +162,7 @@ function select(id) {
   $("terminal").replaceChildren(host);
   term.open(host);
   const source = new EventSource(`/v1/sessions/${encodeURIComponent(id)}/events`);
-  for (const type of ["status", "progress", "debug", "reachability", "run", "endpoints"]) {
+  for (const type of ["status", "progress", "debug", "reachability", "run", "endpoints", "route"]) {
     source.addEventListener(type, (message) => {
       const event = JSON.parse(message.data);
       if (event.type === "status") {

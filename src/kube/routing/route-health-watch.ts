@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../../log.ts";
 import { deadlineReason, routeReadErrorLine, type RouteVerdict } from "../status/route-health.ts";
-import type { PublishedHost, Router } from "./router.ts";
+import type { PublishedHost, RouteHealthReport, Router } from "./router.ts";
 
 const POLL_INTERVAL_MS = 2000;
 
@@ -23,7 +23,7 @@ interface HealthWatch {
   /** Why a host still pending at the deadline is unprogrammed, when no read error explains it. */
   unclaimedReason: string;
   log: Logger;
-  onReadError: ((line: string) => void) | undefined;
+  report: RouteHealthReport;
 }
 
 /** False when aborted during the pause. */
@@ -38,13 +38,14 @@ function pause(ms: number, signal: AbortSignal): Promise<boolean> {
  * was read, so a transient error is never blamed for a controller that simply did not answer.
  */
 async function followRouteHealth(watch: HealthWatch): Promise<void> {
-  const { sessionId, layer, signal, log } = watch;
+  const { sessionId, layer, signal, log, report } = watch;
   const deadline = performance.now() + watch.deadlineMs;
   let pending = watch.hosts;
   let readError: unknown;
   let readErrorReported = false;
   if (pending.length === 0 || signal.aborted) return;
   log.debug("session routes pending", { sessionId, layer, hosts: pending.map((h) => h.host) });
+  for (const host of pending) report.onState?.(host, "pending");
   while (pending.length > 0) {
     const readings = await watch.read(pending);
     if (signal.aborted) return;
@@ -56,7 +57,7 @@ async function followRouteHealth(watch: HealthWatch): Promise<void> {
         if (!readErrorReported) {
           const line = routeReadErrorLine(reading.error);
           log.warn(line, { sessionId, layer, host, port });
-          watch.onReadError?.(line);
+          report.onReadError?.(line);
         }
         readErrorReported = true;
         unsettled.push({ host, port });
@@ -64,16 +65,23 @@ async function followRouteHealth(watch: HealthWatch): Promise<void> {
       }
       readError = undefined;
       const { verdict } = reading;
-      if (verdict.state === "programmed") log.info("session route programmed", { sessionId, layer, host, port });
-      else if (verdict.state === "rejected") log.warn("session route unprogrammed", { sessionId, layer, host, port, reason: verdict.reason });
-      else unsettled.push({ host, port });
+      if (verdict.state === "programmed") {
+        log.info("session route programmed", { sessionId, layer, host, port });
+        report.onState?.({ host, port }, "programmed");
+      } else if (verdict.state === "rejected") {
+        log.warn("session route unprogrammed", { sessionId, layer, host, port, reason: verdict.reason });
+        report.onState?.({ host, port }, "unprogrammed", verdict.reason);
+      } else unsettled.push({ host, port });
     });
     pending = unsettled;
     if (pending.length === 0) return;
     const left = deadline - performance.now();
     if (left <= 0) {
       const reason = deadlineReason(readError, watch.unclaimedReason);
-      for (const { host, port } of pending) log.warn("session route unprogrammed", { sessionId, layer, host, port, reason });
+      for (const { host, port } of pending) {
+        log.warn("session route unprogrammed", { sessionId, layer, host, port, reason });
+        report.onState?.({ host, port }, "unprogrammed", reason);
+      }
       return;
     }
     if (!(await pause(Math.min(POLL_INTERVAL_MS, left), signal))) return;
@@ -99,6 +107,6 @@ export interface HealthLayer {
 
 /** A router's `watchRouteHealth` for one layer. */
 export function routeHealthWatcher(layer: HealthLayer): Router["watchRouteHealth"] {
-  return (sessionId, hosts, signal, onReadError) =>
-    void followRouteHealth({ ...layer, sessionId, hosts, signal, onReadError, read: (pending) => layer.read(sessionId, pending) });
+  return (sessionId, hosts, signal, report = {}) =>
+    void followRouteHealth({ ...layer, sessionId, hosts, signal, report, read: (pending) => layer.read(sessionId, pending) });
 }

@@ -2,7 +2,7 @@
  * What a session sees of the routing layer chosen at boot (routing.ts builds it), apart from its
  * making so that the route-health follower can name it without importing the layers.
  */
-import type { PortMapping } from "../../contract/wire.ts";
+import type { PortMapping, RouteState } from "../../contract/wire.ts";
 import type { OwnerPod } from "../specs/owner.ts";
 
 /** A routed tcp port and its public host. */
@@ -19,14 +19,21 @@ export interface PublishInput {
   owner: OwnerPod;
 }
 
+/** Who hears route health besides the log. */
+export interface RouteHealthReport {
+  /** The first read error's line (run sessions write it to the terminal). */
+  onReadError?: (line: string) => void;
+  /** Every host's state: `pending` as it is published, then each change. */
+  onState?: (host: PublishedHost, state: RouteState, reason?: string) => void;
+}
+
 export interface Router {
   layer: "ingress" | "gateway";
   /** Create-or-replace the session's routing objects for exactly `ports`; one host per tcp port, in order. */
   publish(input: PublishInput): Promise<PublishedHost[]>;
   /**
    * Polls until every host is settled, the route-ready deadline passes, or `signal` aborts, and
-   * reports to the log; `onReadError` also hears the first read error's line (run sessions write
-   * it to the terminal, docs/kubernetes.md "The engine").
+   * reports to the log and to `report`.
    */
-  watchRouteHealth(sessionId: string, hosts: PublishedHost[], signal: AbortSignal, onReadError?: (line: string) => void): void;
+  watchRouteHealth(sessionId: string, hosts: PublishedHost[], signal: AbortSignal, report?: RouteHealthReport): void;
 }

@@ -5,7 +5,7 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { DebugFrame } from "../../contract/wire.ts";
-import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend-seam.ts";
+import type { BackendCallbacks, RunningStatus, Started, StartSpec, Workload } from "../../sessions/backend-seam.ts";
 import { SessionStartError } from "../../sessions/backend-seam.ts";
 import { BundleArchiveError, bundleArchive } from "../bundle/bundle-archive.ts";
 import { type KubeContext, runnerLine } from "../context.ts";
@@ -18,7 +18,6 @@ import { sessionEndpoints } from "../status/endpoints.ts";
 import { decidePod, type PodDecision } from "../status/pod-decision.ts";
 import { terminalStatus, type TerminalStatus } from "../status/terminal-status.ts";
 import type { WarmPool } from "../pool/warm-pool.ts";
-import { heldOpen } from "./held-open.ts";
 import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
@@ -36,8 +35,6 @@ export class RunSession {
   #pod: SessionPod | undefined;
   #terminal: ContainerTerminal | undefined;
   #finished = false;
-  /** A run held open for the debugger: the kernel's notice seen, a run started on the debug stream, the end reported. */
-  #held = { open: false, runStarted: false, reported: false };
   #resolveDone!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
 
@@ -54,13 +51,12 @@ export class RunSession {
   }
 
   /** Creates the pod, or claims a warm one, and settles once it runs (or the start fails). */
-  async start(): Promise<Workload> {
+  async start(): Promise<Started> {
     const claimed = await this.#claimWarm();
     if (claimed !== undefined) {
       const pod = this.#follow(claimed);
       pod.check();
-      await this.#whenStarted(pod);
-      return this.#workload();
+      return this.#whenStarted(pod);
     }
     const body = await this.#buildPod();
     const pod = this.#follow(body.metadata!.name!);
@@ -71,8 +67,7 @@ export class RunSession {
       this.#release();
       throw error;
     }
-    await this.#whenStarted(pod);
-    return this.#workload();
+    return this.#whenStarted(pod);
   }
 
   /**
@@ -80,18 +75,17 @@ export class RunSession {
    * start deadline. A start that then fails is the session's end, as for a new session: it must
    * not leave the session `starting` with a workload whose stop does nothing.
    */
-  async adopt(existing: V1Pod): Promise<Workload> {
+  async adopt(existing: V1Pod): Promise<Started> {
     const pod = this.#follow(existing.metadata!.name!, true);
     // A pod that ended while no supervisor watched it (or whose delete failed just before the
     // kill) ran: the session ends as the pod ended, not as a failed start.
     const current = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
     if (current.kind === "ended") {
       void this.#finish(terminalStatus(current.pod, this.#callbacks.isUserStopped()));
-      return this.#workload();
+      return { workload: this.#workload(), running: undefined };
     }
     pod.check();
-    await this.#whenStarted(pod);
-    return this.#workload();
+    return this.#whenStarted(pod);
   }
 
   /** A warm pool pod made this session's (its claim waits for it on the bundle listener), or undefined. */
@@ -118,7 +112,7 @@ export class RunSession {
       finishedRan: true,
       adopted,
       stopRequested: this.#callbacks.stopRequested,
-      onProgress: (message) => this.#callbacks.onProgress("provision", message, undefined, this.#app.name),
+      onProgress: (message) => this.#callbacks.emit({ type: "progress", app: this.#app.name, phase: "provision", message }),
     });
     this.#terminal = new ContainerTerminal(this.#ctx, {
       podName,
@@ -130,17 +124,21 @@ export class RunSession {
     return this.#pod;
   }
 
-  async #whenStarted(pod: SessionPod): Promise<void> {
+  /** The pod ran (or runs): the workload with its `running`, the rest of the start (terminal, routes, relays) in the background. */
+  async #whenStarted(pod: SessionPod): Promise<Started> {
     let outcome;
     try {
       outcome = await pod.started;
     } catch (error) {
       throw error instanceof StartFailure ? await this.#failStart(pod, error.message) : error;
     }
-    this.#announceRunning();
-    if (outcome.kind === "ran") return void this.#finish(terminalStatus(outcome.pod, this.#callbacks.isUserStopped()));
-    pod.goLive((_current, decision) => this.#onLivePod(decision));
-    void this.#whenRunning(outcome.pod);
+    const started = { workload: this.#workload(), running: this.#runningStatus() };
+    if (outcome.kind === "ran") void this.#finish(terminalStatus(outcome.pod, this.#callbacks.isUserStopped()));
+    else {
+      pod.goLive((_current, decision) => this.#onLivePod(decision));
+      void this.#whenRunning(outcome.pod);
+    }
+    return started;
   }
 
   async #buildPod(): Promise<V1Pod> {
@@ -182,7 +180,8 @@ export class RunSession {
         entryRelativePath: this.#app.entryRelativePath,
         ...(typeof this.#spec.config.registryUrl === "string" && { registryUrl: this.#spec.config.registryUrl }),
       },
-      (message, done) => this.#callbacks.onProgress("build", message, done, this.#app.name),
+      (message, done) =>
+        this.#callbacks.emit({ type: "progress", app: this.#app.name, phase: "build", message, ...(done !== undefined && { done }) }),
     );
     return { builtImage };
   }
@@ -196,15 +195,15 @@ export class RunSession {
     }
   }
 
-  #announceRunning(): void {
-    this.#callbacks.onStatus({
+  #runningStatus(): RunningStatus {
+    return {
       kind: "running",
       endpoints: sessionEndpoints(this.#app.ports, {
         sessionId: this.#spec.sessionId,
         baseDomain: this.#ctx.config.routing.baseDomain,
         routed: this.#ctx.router !== undefined,
       }),
-    });
+    };
   }
 
   /** docs/kubernetes.md "The engine", in order: running, attach, routing, debug relay, reachability. */
@@ -219,7 +218,7 @@ export class RunSession {
       ports: this.#app.ports,
       signal: this.#abort.signal,
       onDebug: (frame) => this.#onDebug(frame),
-      onReachability: (port, state) => this.#callbacks.onReachability(this.#app.name, port, state),
+      onReachability: (port, state) => this.#callbacks.emit({ type: "reachability", app: this.#app.name, port, state }),
       say: (text) => this.#say(text),
       log: this.#ctx.log.child({ sessionId: this.#spec.sessionId }),
     });
@@ -234,6 +233,8 @@ export class RunSession {
         replace: false,
         signal: this.#abort.signal,
         onReadError: (line) => this.#say(line),
+        appOf: () => this.#app.name,
+        onRoute: (event) => this.#callbacks.emit(event),
       });
     } catch (error) {
       this.#say(`could not publish the session route: ${apiReason(error)}`);
@@ -246,36 +247,21 @@ export class RunSession {
     else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped));
   }
 
+  /**
+   * Output goes to the terminal only. With inspect the kernel prints that it holds the app open
+   * before the app has even started: a run's end is known from `Kernel.Stopped` on the debug
+   * stream, or the pod's end, never from that line.
+   */
   #onOutput(bytes: Uint8Array): void {
-    this.#callbacks.onOutput(this.#app.name, bytes, "tty");
-    if (this.#spec.inspect && heldOpen(bytes)) {
-      this.#held.open = true;
-      this.#reportHeldOpen();
-    }
+    this.#callbacks.emit({ type: "output", app: this.#app.name, bytes, tag: "tty" });
   }
 
   #onDebug(frame: DebugFrame): void {
-    this.#callbacks.onDebug(this.#app.name, frame);
-    if (frame.event === "Kernel.Starting") {
-      this.#held.runStarted = true;
-      this.#reportHeldOpen();
-    }
-  }
-
-  /**
-   * With inspect, a kernel holds a finished application open for its debugger, so the pod
-   * does not end: its words on the terminal say the run is over. The run
-   * they end must have started on the debug stream first, which may lag the terminal.
-   */
-  #reportHeldOpen(): void {
-    const held = this.#held;
-    if (!held.open || !held.runStarted || held.reported) return;
-    held.reported = true;
-    this.#callbacks.onRunEnded(this.#app.name, { code: 0 });
+    this.#callbacks.emit({ type: "debug", app: this.#app.name, frame });
   }
 
   #say(text: string): void {
-    this.#callbacks.onOutput(this.#app.name, runnerLine(text), "tty");
+    this.#callbacks.emit({ type: "output", app: this.#app.name, bytes: runnerLine(text), tag: "tty" });
   }
 
   /**
@@ -301,7 +287,7 @@ export class RunSession {
     this.#finished = true;
     this.#release();
     if (status.kind !== "stopped") await this.#terminal?.backfill();
-    this.#callbacks.onStatus(status);
+    this.#callbacks.emit({ type: "status", status });
     this.#resolveDone();
     // The history lives in the supervisor now: an ended pod would only hold quota. Its
     // Service and routes go with it (owner references).

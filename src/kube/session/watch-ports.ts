@@ -2,8 +2,8 @@
  * A watch session's endpoints (docs/kubernetes.md "Watch pods", "Services and routes"): the `running` status, the
  * publish of every routed port, and the port changes its kernels declare on reload.
  */
-import type { DebugFrame, ResolvedApp, RunStatus } from "../../contract/wire.ts";
-import type { BackendCallbacks, StartSpec } from "../../sessions/backend-seam.ts";
+import type { DebugFrame, ResolvedApp } from "../../contract/wire.ts";
+import type { BackendCallbacks, RunningStatus, StartSpec } from "../../sessions/backend-seam.ts";
 import type { KubeContext } from "../context.ts";
 import { apiReason } from "../status/api-error.ts";
 import { agentEndpoint, type EndpointContext, sessionEndpoints } from "../status/endpoints.ts";
@@ -38,7 +38,7 @@ export class WatchPorts {
   }
 
   /** Every app's ports; the agent's endpoint separately, never among them. */
-  runningStatus(apps: readonly ResolvedApp[]): RunStatus {
+  runningStatus(apps: readonly ResolvedApp[]): RunningStatus {
     const context = this.#endpointContext();
     const agent = this.#agentPort();
     return {
@@ -67,6 +67,9 @@ export class WatchPorts {
       owner: { name: runtime.pod.name, uid: runtime.podUid },
       replace: true,
       signal: routeHealth.signal,
+      // The agent's port is nobody's app: its events carry no `app`.
+      appOf: (port) => apps.find((app) => app.ports.some((mapping) => mapping.port === port && mapping.protocol === "tcp"))?.name,
+      onRoute: (event) => this.#callbacks.emit(event),
     });
   }
 
@@ -95,11 +98,11 @@ export class WatchPorts {
       if (!this.#isCurrent(runtime)) return;
       this.#ctx.log.warn("republishing a watch session's endpoints failed", { sessionId: this.#spec.sessionId, app: appName, error });
       const reason = apiReason(error);
-      this.#callbacks.onEndpoints(appName, { rejected: change.added.map(({ port }) => ({ port, reason })) });
+      this.#callbacks.emit({ type: "endpoints", app: appName, rejected: change.added.map(({ port }) => ({ port, reason })) });
       return;
     }
     if (!this.#isCurrent(runtime)) return;
-    this.#callbacks.onEndpoints(appName, endpointReport(change, this.#endpointContext()));
+    this.#callbacks.emit({ type: "endpoints", app: appName, ...endpointReport(change, this.#endpointContext()) });
     runtime.followers.get(appName)?.watchPorts(change.added);
   }
 }

@@ -9,7 +9,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolvedApp, WorkspaceChangeSet } from "../../contract/wire.ts";
-import type { BackendCallbacks, StartSpec, Workload } from "../../sessions/backend-seam.ts";
+import type { BackendCallbacks, Started, StartSpec, Workload } from "../../sessions/backend-seam.ts";
 import { SessionStartError } from "../../sessions/backend-seam.ts";
 import { type KubeContext, runnerLine } from "../context.ts";
 import { clampLimits } from "../specs/limits.ts";
@@ -73,7 +73,7 @@ export class WatchSession {
   }
 
   /** Start or resume: the ConfigMap, a new pod seeded with the bundle, then `running`. */
-  async start(): Promise<Workload> {
+  async start(): Promise<Started> {
     try {
       await ensureWorkspaceConfigMap(this.#ctx);
       await this.#bringUp({ seed: seedChangeSet(this.#spec.bundle.files, workspaceMarker(this.#apps, this.#ctx.config.kernelImages)) });
@@ -81,24 +81,18 @@ export class WatchSession {
       this.#end();
       throw error;
     }
-    this.#announceRunning();
-    return this.#workload();
+    return { workload: this.#workload(), running: this.#ports.runningStatus(this.#apps) };
   }
 
   /** Takes over a pod an earlier supervisor created (restart safety): its workspace is kept as it is. */
-  async adopt(pod: V1Pod): Promise<Workload> {
+  async adopt(pod: V1Pod): Promise<Started> {
     try {
       await this.#bringUp({ existing: pod });
     } catch (error) {
       this.#end();
       throw error;
     }
-    this.#announceRunning();
-    return this.#workload();
-  }
-
-  #announceRunning(): void {
-    this.#callbacks.onStatus(this.#ports.runningStatus(this.#apps));
+    return { workload: this.#workload(), running: this.#ports.runningStatus(this.#apps) };
   }
 
   /**
@@ -118,7 +112,7 @@ export class WatchSession {
       finishedRan: false,
       adopted: input.existing !== undefined,
       stopRequested: stopped,
-      onProgress: (message) => this.#callbacks.onProgress("provision", message),
+      onProgress: (message) => this.#callbacks.emit({ type: "progress", phase: "provision", message }),
     });
     try {
       if (suffix === undefined) pod.check();
@@ -166,7 +160,7 @@ export class WatchSession {
 
   /** Bring-up: `GET /workspace` every poll interval until it answers or the deadline passes. */
   async #waitForWorkspace(workspace: PodWorkspaceClient, signal: AbortSignal): Promise<void> {
-    this.#callbacks.onProgress("boot", "Starting workspace");
+    this.#callbacks.emit({ type: "progress", phase: "boot", message: "Starting workspace" });
     const deadline = performance.now() + WORKSPACE_READY_DEADLINE_MS;
     let lastError = "no response";
     while (!signal.aborted) {
@@ -221,10 +215,10 @@ export class WatchSession {
         signal: runtime.abort.signal,
         onDebug: (frame) => {
           this.#ports.onFrame(runtime, this.#apps, app.name, frame);
-          this.#callbacks.onDebug(app.name, frame);
+          this.#callbacks.emit({ type: "debug", app: app.name, frame });
         },
-        onReachability: (port, state) => this.#callbacks.onReachability(app.name, port, state),
-        say: (text) => this.#callbacks.onOutput(app.name, runnerLine(text), app.io === "tty" ? "tty" : "stderr"),
+        onReachability: (port, state) => this.#callbacks.emit({ type: "reachability", app: app.name, port, state }),
+        say: (text) => this.#say(app.name, app.io === "tty", text),
         log: this.#ctx.log.child({ sessionId: this.#spec.sessionId, app: app.name }),
       });
       runtime.followers.set(app.name, follower);
@@ -247,11 +241,16 @@ export class WatchSession {
       podName: runtime.pod.name,
       container: appContainerName(app.name),
       tty,
-      onOutput: (bytes, tag) => this.#callbacks.onOutput(app.name, bytes, tag),
-      say: (text) => this.#callbacks.onOutput(app.name, runnerLine(text), tty ? "tty" : "stderr"),
+      onOutput: (bytes, tag) => this.#callbacks.emit({ type: "output", app: app.name, bytes, tag }),
+      say: (text) => this.#say(app.name, tty, text),
     });
     runtime.terminals.set(app.name, terminal);
     await terminal.open();
+  }
+
+  /** A runner line on an app's terminal (stderr for a `streams` app). */
+  #say(app: string, tty: boolean, text: string): void {
+    this.#callbacks.emit({ type: "output", app, bytes: runnerLine(text), tag: tty ? "tty" : "stderr" });
   }
 
   /** Every change of a pod past Running: during the bring-up its death ends the attempt; then status/watch-pod-status.ts decides. */
@@ -268,7 +267,7 @@ export class WatchSession {
       for (const end of appRunEnds(pod)) {
         if (runtime.ended.has(end.app)) continue;
         runtime.ended.add(end.app);
-        this.#callbacks.onRunEnded(end.app, { reason: end.reason });
+        this.#callbacks.emit({ type: "runEnded", app: end.app, outcome: { reason: end.reason } });
       }
     }
     const end = watchSessionEnd(pod, userStopped);
@@ -284,7 +283,7 @@ export class WatchSession {
       this.#ctx.log.warn("deleting an ended watch pod failed; retrying", { sessionId: this.#spec.sessionId, reason: apiReason(error) });
       runtime.pod.collect(error);
     });
-    this.#callbacks.onStatus(status);
+    this.#callbacks.emit({ type: "status", status });
     this.#resolveDone();
   }
 
@@ -339,7 +338,7 @@ export class WatchSession {
       this.#end();
       throw error;
     }
-    this.#announceRunning();
+    this.#callbacks.emit({ type: "status", status: this.#ports.runningStatus(this.#apps) });
   }
 
   /** A stop or a suspend: the pod goes; a stop also reports `stopped`. */
@@ -349,7 +348,7 @@ export class WatchSession {
     try {
       await this.#teardown();
     } finally {
-      if (report) this.#callbacks.onStatus({ kind: "stopped" });
+      if (report) this.#callbacks.emit({ type: "status", status: { kind: "stopped" } });
       this.#resolveDone();
     }
   }

@@ -17,6 +17,7 @@
  * annotation, and the session's TTL from now as `activeDeadlineSeconds` (which an update may
  * lower, never raise: hence the pool pod's own deadline covers the idle age and a TTL).
  */
+import { withKernelNodeOptions } from "./kernel-env.ts";
 import type { V1Container, V1Pod } from "@kubernetes/client-node";
 import type { SessionPodSettings } from "../../config/kube.ts";
 import { FETCH_INIT_CONTAINER_RESOURCES, containerResources, type Ceilings } from "./limits.ts";
@@ -132,7 +133,7 @@ export interface ClaimInput {
  */
 export function claimScript(input: ClaimInput): string {
   const kernelNames = new Set(KERNEL_ENV.map(({ name }) => name));
-  const exports = Object.entries(input.env)
+  const exports = Object.entries(withKernelNodeOptions(input.env))
     .filter(([name]) => !kernelNames.has(name))
     .map(([name, value]) => `export ${shellQuote(`${name}=${value}`)}`);
   return [

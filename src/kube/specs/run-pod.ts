@@ -7,6 +7,7 @@
  * were installed into its own `/telo-cache` at build time — there the emptyDir would hide
  * them, so the cache stays the image's read-only layer and telo is told not to write to it.
  */
+import { withKernelNodeOptions } from "./kernel-env.ts";
 import type { V1Container, V1EnvVar, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
 import type { KernelImageSettings, SessionPodSettings } from "../../config/kube.ts";
 import { kernelImage } from "./kernel-image.ts";
@@ -107,7 +108,7 @@ export function runPod(input: RunPodInput): V1Pod {
     ...runContainerImage(input),
     workingDir: "/work",
     command: runCommand(app.entryRelativePath, session.inspect, built),
-    env: [...envList(input.env), ...KERNEL_ENV],
+    env: [...envList(withKernelNodeOptions(input.env)), ...KERNEL_ENV],
     ...SESSION_CONTAINER_IO,
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),

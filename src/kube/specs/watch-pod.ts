@@ -6,6 +6,7 @@
  * The env split is the credential boundary: operator (catalog) env only on `agent`, session env
  * only on `app-*`, neither on `workspace`. Every container gets the full app ceiling.
  */
+import { withKernelNodeOptions } from "./kernel-env.ts";
 import type { V1Container, V1Pod, V1VolumeMount } from "@kubernetes/client-node";
 import type { KernelImageSettings, SessionPodSettings } from "../../config/kube.ts";
 import { kernelImage } from "./kernel-image.ts";
@@ -77,7 +78,7 @@ function appContainer(app: ResolvedApp, index: number, input: WatchPodInput): V1
     command: ["sh", "-c", APP_SCRIPT],
     // No TELO_CACHE_DIR: it would outrank the workspace marker that anchors the shared cache.
     env: [
-      ...envList(input.env),
+      ...envList(withKernelNodeOptions(input.env)),
       { name: "HOME", value: "/home/telo" },
       { name: "npm_config_cache", value: "/home/telo/.npm" },
       { name: "npm_config_update_notifier", value: "false" },

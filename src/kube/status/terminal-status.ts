@@ -5,18 +5,16 @@
 import type { V1ContainerState, V1Pod } from "@kubernetes/client-node";
 import type { RunStatus } from "../../contract/wire.ts";
 import { containerStatusesInOrder } from "./container-statuses.ts";
+import { failureDetail } from "./failure-detail.ts";
 
 export type TerminalStatus = Extract<RunStatus, { kind: "exited" | "failed" | "stopped" }>;
-
-const DETAIL_LIMIT = 500;
 
 /** Normal waits on the way to running, not causes of a failure. */
 const BENIGN_WAITS = new Set(["PodInitializing", "ContainerCreating"]);
 
-/** Trimmed; longer than 500 characters → the first 500 and `…`. */
+/** Plain text within 500 characters that still names the cause (see failure-detail.ts). */
 export function truncateDetail(detail: string): string {
-  const trimmed = detail.trim();
-  return trimmed.length > DETAIL_LIMIT ? `${trimmed.slice(0, DETAIL_LIMIT)}…` : trimmed;
+  return failureDetail(detail);
 }
 
 function withDetail(text: string, detail: string | undefined): string {

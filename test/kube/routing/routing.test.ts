@@ -213,12 +213,19 @@ describe("Ingress layer", () => {
     const r = await router();
     const hosts = await r.publish({ sessionId: SESSION, ports: [tcp(8080), tcp(3000)], owner });
     const controller = new AbortController();
-    r.watchRouteHealth(SESSION, hosts, controller.signal);
+    const states: unknown[] = [];
+    r.watchRouteHealth(SESSION, hosts, controller.signal, { onState: (published, state) => states.push([published.port, state]) });
     await waitFor("both hosts settled", () => verdicts(lines).length === 2);
     controller.abort();
     expect(verdicts(lines)).toEqual([
       ["info", "session route programmed", 8080, undefined],
       ["info", "session route programmed", 3000, undefined],
+    ]);
+    expect(states).toEqual([
+      [8080, "pending"],
+      [3000, "pending"],
+      [8080, "programmed"],
+      [3000, "programmed"],
     ]);
   });
 
@@ -261,7 +268,7 @@ describe("Ingress layer", () => {
     c.cluster.faults.failNext({ verb: "get", resource: "ingresses", namespace, code: 503, count: 1000 });
     const heard: string[] = [];
     try {
-      r.watchRouteHealth(SESSION, hosts, new AbortController().signal, (line) => heard.push(line));
+      r.watchRouteHealth(SESSION, hosts, new AbortController().signal, { onReadError: (line) => heard.push(line) });
       await waitFor("the deadline", () => verdicts(lines).some(([, message]) => message === "session route unprogrammed"));
     } finally {
       c.cluster.faults.clear();
@@ -335,12 +342,19 @@ describe("Gateway API layer", () => {
     const r = await router();
     const hosts = await r.publish({ sessionId: SESSION, ports: [tcp(8080), tcp(3000)], owner });
     const controller = new AbortController();
-    r.watchRouteHealth(SESSION, hosts, controller.signal);
+    const states: unknown[] = [];
+    r.watchRouteHealth(SESSION, hosts, controller.signal, { onState: (published, state) => states.push([published.port, state]) });
     await waitFor("both hosts settled", () => verdicts(lines).length === 2);
     controller.abort();
     expect(verdicts(lines)).toEqual([
       ["info", "session route programmed", 8080, undefined],
       ["info", "session route programmed", 3000, undefined],
+    ]);
+    expect(states).toEqual([
+      [8080, "pending"],
+      [3000, "pending"],
+      [8080, "programmed"],
+      [3000, "programmed"],
     ]);
   });
 
@@ -382,11 +396,20 @@ describe("Gateway API layer", () => {
         },
       },
     });
-    r.watchRouteHealth(SESSION, hosts, new AbortController().signal);
+    const states: unknown[] = [];
+    r.watchRouteHealth(SESSION, hosts, new AbortController().signal, { onState: (published, state, reason) => states.push([published.port, state, reason]) });
     await waitFor("both hosts settled", () => verdicts(lines).length === 2);
+    const unclaimed = httpRouteUnclaimedReason({ name: "gw", namespace, sectionName: "http" }, namespace);
     expect(verdicts(lines)).toEqual([
       ["warn", "session route unprogrammed", 8080, "NotAllowedByListeners: no listener admits this route"],
-      ["warn", "session route unprogrammed", 3000, httpRouteUnclaimedReason({ name: "gw", namespace, sectionName: "http" }, namespace)],
+      ["warn", "session route unprogrammed", 3000, unclaimed],
+    ]);
+    // The same states reach the session (its route events): pending as published, then each change.
+    expect(states).toEqual([
+      [8080, "pending", undefined],
+      [3000, "pending", undefined],
+      [8080, "unprogrammed", "NotAllowedByListeners: no listener admits this route"],
+      [3000, "unprogrammed", unclaimed],
     ]);
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadKubeConfig } from "../../../src/config/kube.ts";
 import type { ResolvedApp } from "../../../src/contract/wire.ts";
 import { createLogger } from "../../../src/log.ts";
-import type { BackendCallbacks, StartSpec, Workload } from "../../../src/sessions/backend-seam.ts";
+import type { BackendCallbacks, BackendEvent, Started, StartSpec, Workload } from "../../../src/sessions/backend-seam.ts";
 import { type SimulatedCluster, startSimulatedCluster } from "../../../src/sim/index.ts";
 import { kubeApi } from "../../../src/kube/cluster/api.ts";
 import { BundleStore } from "../../../src/kube/bundle/bundle-store.ts";
@@ -35,21 +35,28 @@ class Reports {
   readonly stop = new AbortController();
 
   callbacks(): BackendCallbacks {
-    const record =
-      (name: string) =>
-      (...args: unknown[]) =>
-        void this.calls.push([name, ...args]);
     return {
-      onStatus: record("status"),
-      onProgress: record("progress"),
-      onOutput: () => undefined,
-      onDebug: () => undefined,
-      onReachability: record("reachability"),
-      onRunEnded: record("runEnded"),
-      onEndpoints: record("endpoints"),
+      emit: (event) => this.#record(event),
       isUserStopped: () => this.stop.signal.aborted,
       stopRequested: this.stop.signal,
     };
+  }
+
+  /** A settled start: its `running` is the first status the core would report. */
+  async started(start: Promise<Started>): Promise<Workload> {
+    const { workload, running } = await start;
+    if (running) this.calls.push(["status", running]);
+    return workload;
+  }
+
+  #record(event: BackendEvent): void {
+    if (event.type === "status") this.calls.push(["status", event.status]);
+    else if (event.type === "runEnded") this.calls.push(["runEnded", event.app, event.outcome]);
+    else if (event.type === "reachability") this.calls.push(["reachability", event.app, event.port, event.state]);
+    else if (event.type === "endpoints") {
+      const { type, app, ...change } = event;
+      this.calls.push([type, app, change]);
+    } else if (event.type === "progress") this.calls.push(["progress", event]);
   }
 
   of(name: string): unknown[][] {
@@ -109,7 +116,7 @@ describe("watch session pod watch", () => {
   it("reports an app container's end once for that pod, and the session stays up", async () => {
     const reports = new Reports();
     const session = new WatchSession(ctx, spec("aaaaaaaaaaaa", { "exit-code.app-worker": 3, "run-ms.app-worker": 300 }), reports.callbacks(), { ttlSeconds: 600 });
-    const workload = await session.start();
+    const workload = await reports.started(session.start());
     workloads.push(workload);
     await waitFor("the worker's end to be reported", () => reports.of("runEnded").length > 0 || undefined);
     // Later pod events (the web app's reload) must not report the same end again.
@@ -127,7 +134,7 @@ describe("watch session pod watch", () => {
   it("fails the session when its pod reaches its deadline, reporting every app's end", async () => {
     const reports = new Reports();
     // Pod timestamps have whole seconds, so the deadline falls between 2 and 3 s after the start.
-    const workload = await new WatchSession(ctx, spec("bbbbbbbbbbbb", {}), reports.callbacks(), { ttlSeconds: 3 }).start();
+    const workload = await reports.started(new WatchSession(ctx, spec("bbbbbbbbbbbb", {}), reports.callbacks(), { ttlSeconds: 3 }).start());
     workloads.push(workload);
     await workload.done;
     // Named as a run session names it: the kubelet's account of the deadline, not the phase.
@@ -142,7 +149,7 @@ describe("watch session pod watch", () => {
 
   it("runs concurrent app-set changes one after the other, ending on the last set in one pod", async () => {
     const reports = new Reports();
-    const workload = await new WatchSession(ctx, spec("cccccccccccc", {}), reports.callbacks(), { ttlSeconds: 600 }).start();
+    const workload = await reports.started(new WatchSession(ctx, spec("cccccccccccc", {}), reports.callbacks(), { ttlSeconds: 600 }).start());
     workloads.push(workload);
     const only = (name: string): ResolvedApp[] => [{ name, entryRelativePath: "web/telo.yaml", ports: [], io: "tty" }];
     await Promise.all([workload.setApps?.(only("first")), workload.setApps?.(only("second"))]);
@@ -158,7 +165,7 @@ describe("watch session pod watch", () => {
 
   it("ends the session and says why when an app-set change cannot delete the old pod", async () => {
     const reports = new Reports();
-    const workload = await new WatchSession(ctx, spec("ffffffffffff", {}), reports.callbacks(), { ttlSeconds: 600 }).start();
+    const workload = await reports.started(new WatchSession(ctx, spec("ffffffffffff", {}), reports.callbacks(), { ttlSeconds: 600 }).start());
     workloads.push(workload);
     sim.faults.failNext({ verb: "delete", resource: "pods", code: 403, message: "pods is forbidden" });
     const change = workload.setApps?.([{ name: "next", entryRelativePath: "web/telo.yaml", ports: [], io: "tty" }]);
@@ -173,7 +180,7 @@ describe("watch session pod watch", () => {
 
   it("suspends quietly: the pod goes, no status is reported, and the workload is done", async () => {
     const reports = new Reports();
-    const workload = await new WatchSession(ctx, spec("dddddddddddd", {}), reports.callbacks(), { ttlSeconds: 600 }).start();
+    const workload = await reports.started(new WatchSession(ctx, spec("dddddddddddd", {}), reports.callbacks(), { ttlSeconds: 600 }).start());
     await workload.suspend?.();
     await workload.done;
     expect(workload.workspace).toBeUndefined();
@@ -187,7 +194,7 @@ describe("watch session pod watch", () => {
     const helper = { name: "helper", image: "acme/agent:1", env: {}, pullPolicy: "missing" as const, port: 7000 };
     const session = spec("eeeeeeeeeeee", { "kernel-debug.app-web": "off" });
     const withPort: StartSpec = { ...session, apps: [{ ...APPS[0]!, ports: [{ port: 3000, protocol: "tcp" }] }, APPS[1]!], agent: helper };
-    const workload = await new WatchSession(ctx, withPort, reports.callbacks(), { ttlSeconds: 600 }).start();
+    const workload = await reports.started(new WatchSession(ctx, withPort, reports.callbacks(), { ttlSeconds: 600 }).start());
     workloads.push(workload);
     const podIp = ctx.watcher.pods().find((pod) => pod.metadata?.name?.startsWith("telo-watch-eeeeeeeeeeee-"))?.status?.podIP;
     // web's kernel inspector is switched off in the simulator; this one stands in at its address

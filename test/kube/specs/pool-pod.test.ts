@@ -49,7 +49,8 @@ describe("poolPod", () => {
     const { command: runCommand, env: runEnv, volumeMounts: runMounts, ...runContainer } = runContainers[0]!;
     expect(container).toEqual(runContainer);
     expect(volumeMounts).toEqual([...runMounts!, { name: "pool", mountPath: "/pool", readOnly: true }]);
-    expect(env).toEqual([...runEnv!, { name: "CLAIM_URL", value: CLAIM_URL }]);
+    // NODE_OPTIONS comes with the claim, merged with the session's own.
+    expect(env).toEqual([...runEnv!.filter(({ name }) => name !== "NODE_OPTIONS"), { name: "CLAIM_URL", value: CLAIM_URL }]);
     expect(command).toEqual(["/pool/busybox", "sh", "-c", WAIT_SCRIPT]);
     expect(runCommand).toEqual(["telo", "run", "/app/telo.yaml"]);
     expect(initContainers).toEqual([
@@ -89,6 +90,7 @@ describe("claimScript", () => {
       ["export", `GREETING=${env.GREETING}`],
       ["export", "MULTI=one\ntwo"],
       ["export", "EMPTY="],
+      ["export", "NODE_OPTIONS=--report-exclude-network"],
       ["exec", "telo", "run", "--inspect", "0.0.0.0:9230", "--no-open", "/app/apps/it's.yaml"],
     ]);
   });

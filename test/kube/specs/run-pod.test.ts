@@ -79,6 +79,7 @@ describe("runPod", () => {
             env: [
               { name: "GREETING", value: "hello" },
               { name: "API_KEY", value: "s3cret" },
+              { name: "NODE_OPTIONS", value: "--report-exclude-network" },
               { name: "TELO_CACHE_DIR", value: "/telo-cache" },
               { name: "HOME", value: "/home/telo" },
               { name: "npm_config_cache", value: "/home/telo/.npm" },

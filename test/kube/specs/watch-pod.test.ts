@@ -135,6 +135,7 @@ describe("watchPod", () => {
             ],
             env: [
               { name: "GREETING", value: "hello" },
+              { name: "NODE_OPTIONS", value: "--report-exclude-network" },
               { name: "HOME", value: "/home/telo" },
               { name: "npm_config_cache", value: "/home/telo/.npm" },
               { name: "npm_config_update_notifier", value: "false" },
@@ -162,6 +163,7 @@ describe("watchPod", () => {
             ],
             env: [
               { name: "GREETING", value: "hello" },
+              { name: "NODE_OPTIONS", value: "--report-exclude-network" },
               { name: "HOME", value: "/home/telo" },
               { name: "npm_config_cache", value: "/home/telo/.npm" },
               { name: "npm_config_update_notifier", value: "false" },

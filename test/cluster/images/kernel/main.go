@@ -84,6 +84,11 @@ func main() {
 	stream := newDebugStream()
 	if opts.inspect != "" {
 		go stream.serve(opts.inspect)
+		// As the real kernel does, `telo run --inspect` says it holds the application open for
+		// its debugger before anything has run; the line marks no run's end.
+		if !opts.watch {
+			fmt.Print("[inspect] holding the application open\n")
+		}
 	}
 	go echoTerminal()
 	app, err := readScript(opts.entry)
