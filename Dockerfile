@@ -4,8 +4,10 @@
 #   api:        node dist/src/api/main.js         (the default command; /v1 on PORT)
 #   supervisor: node dist/src/supervisor/main.js  (bundle-fetch listener on RUNNER_BUNDLE_PORT)
 # Build from the repository root:  docker build -t telorun/k8s-runner:<package version> .
+# Without Docker, `npm run image` writes the same image as an archive (docs/deployment.md).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Pinned to the release `npm run image` ships (NODE_VERSION in src/release/image.ts).
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
 # 1. Compile TypeScript and bundle each process entry (src/release/build.ts; dev dependencies
 #    live only in this stage).

@@ -1,38 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { dockerfile, finalStage, instructionsOf, resolveImage } from "./dockerfile.ts";
 import { REPO_ROOT, render, runnerDeployment } from "./render.ts";
 
-type Instruction = { keyword: string; args: string };
-type Stage = { from: string; name?: string; instructions: Instruction[] };
-
-/** Dockerfile → stages of instructions (continuation lines joined, comments dropped). */
-function parseDockerfile(text: string): { args: Map<string, string>; stages: Stage[] } {
-  const lines = text.replace(/\\\r?\n/g, " ").split(/\r?\n/);
-  const args = new Map<string, string>();
-  const stages: Stage[] = [];
-  for (const raw of lines) {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) continue;
-    const [, keyword = "", rest = ""] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
-    const instruction = { keyword: keyword.toUpperCase(), args: rest.replace(/\s+/g, " ") };
-    if (instruction.keyword === "FROM") {
-      const [image = "", , name] = instruction.args.split(" ");
-      stages.push({ from: image, ...(name !== undefined && { name }), instructions: [] });
-    } else if (stages.length === 0 && instruction.keyword === "ARG") {
-      const [name = "", value = ""] = instruction.args.split("=");
-      args.set(name, value);
-    } else {
-      stages.at(-1)?.instructions.push(instruction);
-    }
-  }
-  return { args, stages };
-}
-
-const dockerfile = parseDockerfile(readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8"));
-const final = dockerfile.stages.at(-1)!;
-const resolve = (image: string) => image.replace(/^\$\{(\w+)\}$/, (_, name: string) => dockerfile.args.get(name) ?? "");
-const of = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+const final = finalStage;
+const resolve = resolveImage;
+const of = instructionsOf;
 
 describe("Dockerfile", () => {
   it("builds in separate stages on Node 20 and ships only the runtime stage", () => {
