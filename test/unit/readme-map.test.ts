@@ -14,16 +14,6 @@ import { coreEnvSchema } from "../../src/config/core.ts";
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path: string) => readFileSync(join(REPO_ROOT, path), "utf8");
 
-/** Pages other branches are adding; the README links them ahead of their arrival. */
-const FORTHCOMING = new Set([
-  "docs/telo-versions.md",
-  "docs/events-and-tokens.md",
-  "docs/ownership.md",
-  "docs/deployment.md",
-  "docs/relay.md",
-  "docs/benchmarks-relay.md",
-]);
-
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 function anchorOf(heading: string): string {
   return heading
@@ -83,7 +73,6 @@ describe("links between README.md and docs/", () => {
         if (/^[a-z]+:/.test(target!)) continue;
         const [file, anchor] = target!.split("#") as [string, string | undefined];
         const resolved = file === "" ? page : normalize(join(dirname(page), file));
-        if (FORTHCOMING.has(resolved)) continue;
         if (!existsSync(join(REPO_ROOT, resolved))) {
           broken.push(`${page}: ${target}`);
           continue;
