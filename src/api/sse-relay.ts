@@ -17,7 +17,8 @@ export const SSE_HEADERS = {
 export function relaySse(source: ClientHttp2Stream, out: ServerResponse, headers: Headers, onBreak: (error: Error) => void): void {
   // The supervisor going away mid-stream (a restart, a crash) is one log line, never an
   // unhandled stream error; the 'close' below cuts the client's stream.
-  source.once("error", onBreak);
+  let broken: Error | undefined;
+  source.once("error", (error) => (broken = error));
   // The client may have gone while the stream was being opened: its 'close' has been and gone.
   if (out.destroyed || out.socket === null || out.socket.destroyed) {
     source.close(constants.NGHTTP2_CANCEL);
@@ -34,6 +35,8 @@ export function relaySse(source: ClientHttp2Stream, out: ServerResponse, headers
   });
   // Cut rather than ended when the supervisor went away, so the client knows to come back.
   source.once("close", () => {
-    if (!source.readableEnded) out.destroy();
+    if (source.readableEnded || out.destroyed) return;
+    onBreak(broken ?? new Error(`the supervisor's stream closed before its end (HTTP/2 code ${source.rstCode})`));
+    out.destroy();
   });
 }

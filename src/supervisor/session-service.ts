@@ -11,6 +11,7 @@ import { capabilitiesDocument, configJsonSchema } from "../contract/capabilities
 import { newSessionId } from "../contract/ids.ts";
 import { Problem } from "../contract/problem.ts";
 import { publicFailure } from "../contract/public-error.ts";
+import { parseSessionConfig } from "../contract/session-config.ts";
 import type { AppSessionBody, CreateSessionBody } from "../contract/requests.ts";
 import type { Capabilities } from "../contract/responses.ts";
 import type { AvailabilityReport, CreatedSession, ProbeConfig, SessionDocument } from "../contract/wire.ts";
@@ -89,6 +90,10 @@ export class SessionService {
   }
 
   async probe(config: ProbeConfig): Promise<AvailabilityReport> {
+    // The same config gate as a create: any object, but a known key of the wrong shape is
+    // refused naming it, rather than probed as if it meant something.
+    const gate = parseSessionConfig(config);
+    if ("refusal" in gate) throw new Problem("invalid", "invalid_config", gate.refusal);
     try {
       return await this.backend.probe(config);
     } catch (error) {

@@ -52,6 +52,13 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_PEER_LISTEN: "off: a supervisor serves its own api over the Unix socket unless peers are configured (docs/relay.md)",
   RUNNER_PEER_SECRET: "only with RUNNER_PEER_LISTEN; a Secret the operator adds (docs/relay.md)",
   RUNNER_PEER_SUPERVISOR: "off: the api reaches its own supervisor over the Unix socket (docs/relay.md)",
+  RUNNER_TELO_VERSIONS: "default true: sessions may name a Telo version (docs/telo-versions.md)",
+  RUNNER_TELO_IMAGE_REPOSITORY: "default telorun/node, the published version images",
+  RUNNER_TELO_IMAGE_VARIANT: "default slim",
+  RUNNER_TELO_UNRELEASED_IMAGE: "optional; unreleased versions are refused without it",
+  RUNNER_PULL_POLICY: "default missing, for sessions that name a version",
+  RUNNER_IMAGE_TELO_VERSION: "optional; says which Telo version RUNNER_IMAGE carries (the workspace marker)",
+  RUNNER_TELO_COMMENT_MARKER_SINCE: "default 0.96.0 (docs/telo-versions.md)",
 };
 
 function wiredNames(objects: K8sObject[]): Set<string> {
