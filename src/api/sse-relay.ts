@@ -35,7 +35,8 @@ export function relaySse(source: ClientHttp2Stream, out: ServerResponse, headers
   });
   // Cut rather than ended when the supervisor went away, so the client knows to come back.
   source.once("close", () => {
-    if (source.readableEnded || out.destroyed) return;
+    // A supervisor that went away may leave the stream "ended" but reset (its session closed).
+    if (out.destroyed || (source.readableEnded && source.rstCode === constants.NGHTTP2_NO_ERROR)) return;
     onBreak(broken ?? new Error(`the supervisor's stream closed before its end (HTTP/2 code ${source.rstCode})`));
     out.destroy();
   });
