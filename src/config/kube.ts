@@ -16,7 +16,7 @@ import {
   regexVar,
   stringVar,
 } from "./env-values.ts";
-import { DEFAULT_OWNER_ID } from "../kube/specs/names.ts";
+import { DEFAULT_OWNER_ID } from "./owner.ts";
 
 const ROUTING_MODES = ["auto", "ingress", "gateway", "none"] as const;
 

@@ -38,7 +38,7 @@ describe("the internal socket", () => {
       status: 400,
       body: { error: "bad_internal_message", message: "internal message is not JSON" },
     });
-    expect(await send("POST", "/internal/probe", JSON.stringify({ config: {} }))).toMatchObject({
+    expect(await send("POST", "/internal/probe", JSON.stringify({ config: "not an object" }))).toMatchObject({
       status: 400,
       body: { error: "bad_internal_message", message: expect.stringMatching(/^invalid internal message: /) },
     });

@@ -5,6 +5,7 @@
  * object carries its install and owner (stampLabels); docs/ownership.md says what the owner scopes.
  */
 import { createHash } from "node:crypto";
+import { DEFAULT_OWNER_ID } from "../../config/owner.ts";
 
 export const LABEL = {
   managedBy: "app.kubernetes.io/managed-by",
@@ -16,13 +17,6 @@ export const LABEL = {
   /** The runner identity (RUNNER_OWNER_ID) that created the object and alone adopts, pools or reaps it. */
   owner: "telo.run/owner",
 } as const;
-
-/**
- * The identity of a runner that names none. Objects written before the owner label existed carry
- * none and are this identity's, so a single runner left at the default keeps everything of its
- * install across an upgrade (docs/ownership.md).
- */
-export const DEFAULT_OWNER_ID = "default";
 
 /** What every object the runner creates is stamped with: its install (managed-by) and, within it, the runner that owns it. */
 export interface Stamp {

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { kubeApi } from "../../../src/kube/cluster/api.ts";
 import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
-import { DEFAULT_OWNER_ID, ownedObjects } from "../../../src/kube/specs/names.ts";
+import { DEFAULT_OWNER_ID } from "../../../src/config/owner.ts";
+import { ownedObjects } from "../../../src/kube/specs/names.ts";
 import { createLogger } from "../../../src/log.ts";
 import { freshNamespace, pod, useCluster } from "../../sim/helpers.ts";
 import { waitFor } from "../../support/wait.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as names from "../../../src/kube/specs/names.ts";
+import { DEFAULT_OWNER_ID } from "../../../src/config/owner.ts";
 
 const ID = "k7m3qx4r2abc";
 
@@ -24,7 +25,7 @@ describe("object names", () => {
 
 describe("labels and selectors", () => {
   const A = { managedBy: "telo-k8s-runner", ownerId: "runner-a" };
-  const DEFAULT = { managedBy: "telo-k8s-runner", ownerId: names.DEFAULT_OWNER_ID };
+  const DEFAULT = { managedBy: "telo-k8s-runner", ownerId: DEFAULT_OWNER_ID };
 
   it("labels session pods, watch pods, pool pods and builds with the install and the owner", () => {
     const stamp = { "app.kubernetes.io/managed-by": "telo-k8s-runner", "telo.run/owner": "runner-a" };
