@@ -13,6 +13,16 @@ describe("session routing with an Ingress", () => {
   let runner: ClusterRunner;
   beforeAll(async () => {
     runner = await startClusterRunner({ env: { SESSION_ROUTING_MODE: "ingress", SESSION_ROUTING_BASE_DOMAIN: "sessions.example.test" } });
+    // The simulated cluster's ingress controller claims Ingresses of a class it finds, as a real
+    // controller does; the real tier has none, so its routes stay pending.
+    if (!ON_REAL_CLUSTER) {
+      await runner.networking.createIngressClass({
+        body: {
+          metadata: { name: "sim-ingress", annotations: { "ingressclass.kubernetes.io/is-default-class": "true" } },
+          spec: { controller: "example.test/ingress" },
+        },
+      });
+    }
   });
   afterAll(() => runner?.close());
 
