@@ -95,11 +95,12 @@ describe("the runner's image archive (npm run image)", () => {
   });
 
   it("holds under /app exactly what the stage copies: dist/, the production node_modules, package.json", async () => {
-    const app = image.entries.filter((entry) => entry.path.startsWith("app/"));
+    // Directories are named with a trailing slash, as tar writes them; `app/` itself is no content.
+    const app = image.entries.filter((entry) => entry.path.startsWith("app/") && entry.path !== "app/");
     const top = new Set(app.map((entry) => entry.path.split("/")[1]));
     const copied = instructionsOf(finalStage, "COPY").map((copy) => copy.split(" ").at(-1)!.replace(/^\.\//, "").replace(/\/$/, ""));
     expect([...top].sort()).toEqual(copied.map((path) => (path === "" ? "package.json" : path)).sort());
-    const dist = app.filter((entry) => entry.path.startsWith("app/dist/")).map((entry) => entry.path.slice("app/dist/".length));
+    const dist = app.filter((entry) => entry.path.startsWith("app/dist/")).map((entry) => entry.path.slice("app/dist/".length).replace(/\/$/, "")).filter((path) => path !== "");
     expect(dist.sort()).toEqual((await filesUnder(OUT)).sort());
     // A package is a package.json directly under a node_modules/<name> (or <@scope/name>).
     const packageDir = /^app\/((?:node_modules\/(?:@[^/]+\/)?[^/]+\/)*node_modules\/(?:@[^/]+\/)?[^/]+)\/package\.json$/;
@@ -110,7 +111,7 @@ describe("the runner's image archive (npm run image)", () => {
 
   it("ships no package manager, and only the user's home belongs to uid 1000", () => {
     expect(image.entries.filter((entry) => /(^|\/)(npm|npx|corepack|yarn|yarnpkg)$/.test(entry.path)).map((entry) => entry.path)).toEqual([]);
-    const owned = image.entries.filter((entry) => entry.type !== "symlink" && (entry.uid !== 0 || entry.gid !== 0)).map((entry) => entry.path);
+    const owned = image.entries.filter((entry) => entry.type !== "symlink" && (entry.uid !== 0 || entry.gid !== 0)).map((entry) => entry.path.replace(/\/$/, ""));
     expect(owned).toEqual(["home/node"]);
     const passwd = image.entries.find((entry) => entry.path === "etc/passwd");
     expect(passwd?.type === "file" && passwd.data.toString()).toContain(`:x:${image.config.User}:`);
