@@ -3,19 +3,11 @@
  * every declared port (tcp and udp) published under its own number. Routes point at it.
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { PortMapping } from "../../contract/wire.ts";
 import { LABEL, serviceName, stampLabels } from "./names.ts";
-import { podOwnerReference, type OwnerPod } from "./owner.ts";
+import { podOwnerReference, type RouteObjectInput } from "./owner.ts";
 
-export interface ServiceInput {
-  sessionId: string;
-  namespace: string;
-  managedBy: string;
-  ownerId: string;
-  owner: OwnerPod;
-  /** Every port of the session: all apps' ports, plus the agent's when it declares one. */
-  ports: readonly PortMapping[];
-}
+/** A session Service is built from what its route objects are, less the base domain. */
+export type ServiceInput = Omit<RouteObjectInput, "baseDomain">;
 
 /**
  * Labelled managed-by and owner only (no session-id), so selecting by session id finds pods and routes,
