@@ -13,7 +13,8 @@ import { fileURLToPath } from "node:url";
 import { buildRunner } from "../../src/release/build.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const COMPILED_DIR = join(ROOT, ".tmp", "bench-dist");
+/** BENCH_COMPILED_DIR runs an earlier build kept aside, for before/after runs side by side. */
+export const COMPILED_DIR = process.env.BENCH_COMPILED_DIR ?? join(ROOT, ".tmp", "bench-dist");
 
 /** Entry points relative to the checkout, as `tsx` runs them; compiled twins under COMPILED_DIR. */
 export function compiledEntry(entry: string): string {

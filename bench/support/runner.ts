@@ -103,7 +103,8 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
   let api: Child | undefined;
   // As the tests do: the api holds nothing worth a graceful end; the supervisor gets SIGTERM.
   const close = async () => {
-    if (api) await stop(api, "SIGKILL");
+    // A profiled api (BENCH_NODE_ARGS) must exit on its own to write its profile.
+    if (api) await stop(api, process.env.BENCH_NODE_ARGS ? "SIGTERM" : "SIGKILL");
     if (supervisor) await stop(supervisor);
     await sim.stop();
     await rm(dir, { recursive: true, force: true });

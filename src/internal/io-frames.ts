@@ -12,7 +12,8 @@ export type IoFrame =
   | { kind: typeof FrameKind.binary; bytes: Buffer }
   | { kind: typeof FrameKind.close; code: number; reason: string };
 
-const HEADER_BYTES = 5;
+/** Bytes of a frame's header; a buffer built with this much headroom can be framed in place. */
+export const HEADER_BYTES = 5;
 /** A frame larger than this is a protocol violation: the peer is not speaking this protocol. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
@@ -29,6 +30,16 @@ export function encodeFrame(frame: IoFrame): Buffer {
   encoded.writeUInt32BE(payload.byteLength, 1);
   encoded.set(payload, HEADER_BYTES);
   return encoded;
+}
+
+/**
+ * Frames `buffer` as a binary frame in place: its first HEADER_BYTES are the headroom left for
+ * the header, the rest is the payload. No second buffer, no second copy of the payload.
+ */
+export function frameInPlace(buffer: Buffer): Buffer {
+  buffer.writeUInt8(FrameKind.binary, 0);
+  buffer.writeUInt32BE(buffer.byteLength - HEADER_BYTES, 1);
+  return buffer;
 }
 
 export class FrameDecoder {

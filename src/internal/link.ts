@@ -7,10 +7,14 @@
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders, connect } from "node:http2";
 import { connect as netConnect } from "node:net";
+import { type Keepalive, PEER_KEEPALIVE, keepAlive } from "./keepalive.ts";
 import { INTERNAL_PROTOCOL_VERSION, PEER_CREDENTIAL_HEADER, PROTOCOL_HEADER, linkSettings, CONNECTION_WINDOW_BYTES, SESSION_MEMORY_MB } from "./protocol.ts";
 
-/** Where a supervisor is: its Unix socket, or a peer's TCP address with the credential. */
-export type SupervisorTarget = { socketPath: string } | { host: string; port: number; credential: string };
+/**
+ * Where a supervisor is: its Unix socket, or a peer's TCP address with the credential (and the
+ * PING cadence that finds it dead, PEER_KEEPALIVE unless given).
+ */
+export type SupervisorTarget = { socketPath: string } | { host: string; port: number; credential: string; keepalive?: Keepalive };
 
 const CONNECT_TIMEOUT_MS = 2_000;
 
@@ -104,6 +108,12 @@ export class SupervisorLink {
     const options = { settings: linkSettings, maxSessionMemory: SESSION_MEMORY_MB, peerMaxConcurrentStreams: linkSettings.maxConcurrentStreams };
     if ("socketPath" in target) return connect("http://supervisor", { ...options, createConnection: () => netConnect(target.socketPath) });
     const host = target.host.includes(":") ? `[${target.host}]` : target.host;
-    return connect(`http://${host}:${target.port}`, options);
+    // No Nagle: a keystroke's frame must not wait for the previous segment's acknowledgement.
+    const createConnection = () => netConnect({ host: target.host, port: target.port, noDelay: true });
+    const session = connect(`http://${host}:${target.port}`, { ...options, createConnection });
+    // A Unix socket's peer is this pod's own supervisor: its death closes the socket. A TCP
+    // peer can vanish without a word.
+    keepAlive(session, target.keepalive ?? PEER_KEEPALIVE);
+    return session;
   }
 }

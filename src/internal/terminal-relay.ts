@@ -36,9 +36,14 @@ export function frameWriter(socket: Writable): (frame: IoFrame) => void {
   };
 }
 
-/** ws keeps its socket private; corking it makes one write of the messages of one pass. */
-function clientSocket(raw: WebSocket): { cork(): void; uncork(): void } | undefined {
-  return (raw as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+type ClientSocket = { cork(): void; uncork(): void; once(event: "drain", listener: () => void): unknown };
+
+/**
+ * ws keeps its socket private; corking it makes one write of the messages of one pass, and its
+ * `drain` says when the client has taken what was queued.
+ */
+function clientSocket(raw: WebSocket): ClientSocket | undefined {
+  return (raw as unknown as { _socket?: ClientSocket })._socket;
 }
 
 /**
@@ -87,8 +92,22 @@ export function relayToClient(stream: ClientHttp2Stream, raw: WebSocket, markClo
   const decoder = new FrameDecoder();
   let closing = false;
 
-  const resumeWhenDrained = () => {
-    if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER && stream.isPaused()) stream.resume();
+  /**
+   * Over the ceiling, the stream is paused until the client's socket drains. One `drain`
+   * listener per pause rather than a send callback per message: the callbacks cost a closure
+   * and a call for every frame relayed and were the only reason to have them.
+   */
+  const pauseUntilDrained = () => {
+    if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER || stream.isPaused()) return;
+    stream.pause();
+    const resumeWhenDrained = () => {
+      if (stream.destroyed || raw.readyState !== raw.OPEN) return;
+      if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER) stream.resume();
+      else clientSocket(raw)?.once("drain", resumeWhenDrained);
+    };
+    const socket = clientSocket(raw);
+    if (socket) socket.once("drain", resumeWhenDrained);
+    else stream.resume();
   };
   const closeAfterDrain = (code: number, reason: string) => {
     closing = true;
@@ -115,14 +134,14 @@ export function relayToClient(stream: ClientHttp2Stream, raw: WebSocket, markClo
     try {
       for (const frame of frames) {
         if (closing) return;
-        if (frame.kind === FrameKind.text) raw.send(frame.text, resumeWhenDrained);
-        else if (frame.kind === FrameKind.binary) raw.send(frame.bytes, resumeWhenDrained);
+        if (frame.kind === FrameKind.text) raw.send(frame.text);
+        else if (frame.kind === FrameKind.binary) raw.send(frame.bytes);
         else closeAfterDrain(frame.code, frame.reason);
       }
     } finally {
       socket?.uncork();
     }
-    if (raw.bufferedAmount >= CLIENT_BUFFER_HIGH_WATER) stream.pause();
+    pauseUntilDrained();
   });
   const supervisorGone = () => {
     if (!closing && raw.readyState === raw.OPEN) closeAfterDrain(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);

@@ -7,7 +7,9 @@
  */
 import { chmod } from "node:fs/promises";
 import { type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createServer } from "node:http2";
+import type { Socket } from "node:net";
 import type { PeerAddress } from "../config/peer.ts";
+import { type Keepalive, PEER_KEEPALIVE, keepAlive } from "../internal/keepalive.ts";
 import { tokenMatches } from "../observability/secret-compare.ts";
 import { CONNECTION_WINDOW_BYTES, PEER_CREDENTIAL_HEADER, SESSION_MEMORY_MB, linkSettings } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
@@ -17,9 +19,14 @@ import type { SessionService } from "./session-service.ts";
 
 type StreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
 
-function http2Server(handle: StreamHandler, sessions: Set<Http2Session>): Http2Server {
+/** `keepalive`: the peer listener's; a Unix socket's client is this pod's api, whose death closes it. */
+function http2Server(handle: StreamHandler, sessions: Set<Http2Session>, keepalive?: Keepalive): Http2Server {
   const server = createServer({ settings: linkSettings, maxSessionMemory: SESSION_MEMORY_MB });
+  // No Nagle on TCP: an output frame must not wait for the previous segment's acknowledgement
+  // (the raw socket, before HTTP/2 wraps it in a proxy that refuses such calls).
+  if (keepalive) server.on("connection", (socket: Socket) => socket.setNoDelay(true));
   server.on("session", (session: Http2Session) => {
+    if (keepalive) keepAlive(session, keepalive);
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
     session.on("error", () => undefined);
@@ -66,7 +73,7 @@ export async function startInternalServer(options: {
   /** Free to listen on (src/internal/socket-path.ts claimed it). */
   socketPath: string;
   /** Peers' api processes, over TCP, with the shared credential (docs/relay.md). */
-  peer?: { listen: PeerAddress; secret: string } | undefined;
+  peer?: { listen: PeerAddress; secret: string; keepalive?: Keepalive } | undefined;
   service: SessionService;
   log: Logger;
 }): Promise<InternalServer> {
@@ -77,7 +84,7 @@ export async function startInternalServer(options: {
   await chmod(options.socketPath, 0o600);
   let peerServer: Http2Server | undefined;
   if (options.peer) {
-    peerServer = http2Server(requireCredential(options.peer.secret, dispatch, options.log), sessions);
+    peerServer = http2Server(requireCredential(options.peer.secret, dispatch, options.log), sessions, options.peer.keepalive ?? PEER_KEEPALIVE);
     await listenOn(peerServer, options.peer.listen);
   }
   const address = peerServer?.address();

@@ -7,7 +7,7 @@
 import type { Duplex } from "node:stream";
 import * as v from "valibot";
 import { CloseCodes, encodeByteFrame } from "../contract/streams.ts";
-import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "../internal/io-frames.ts";
+import { FrameDecoder, FrameKind, HEADER_BYTES, type IoFrame, encodeFrame, frameInPlace } from "../internal/io-frames.ts";
 import { terminalBytesRelayed } from "../metrics/figures.ts";
 import type { AppChannel, Session } from "../sessions/session.ts";
 import { followRing } from "./ring-follower.ts";
@@ -44,7 +44,7 @@ export function streamTerminal(
     socket,
     write: (seq, chunk) => {
       terminalBytesRelayed("out", chunk.bytes.byteLength);
-      return send({ kind: FrameKind.binary, bytes: encodeByteFrame(seq, chunk.tag, chunk.bytes) }) ? "more" : "drain";
+      return socket.write(frameInPlace(encodeByteFrame(seq, chunk.tag, chunk.bytes, HEADER_BYTES))) ? "more" : "drain";
     },
     gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
     stopBefore: () => {
