@@ -62,7 +62,11 @@ export class SessionPod {
     this.started.catch(() => undefined);
     // Subscribed before the create, so no event about the new pod can be missed.
     this.#unsubscribe = ctx.watcher.subscribe(this.name, (pod) => this.#onPod(pod));
-    this.#timer = setTimeout(() => this.#onPod(ctx.watcher.get(this.name), false), Math.max(0, this.deadlineAt - Date.now()));
+    // The timer is the deadline: it decides as of the deadline, never earlier. Node's timers
+    // run on the monotonic clock in whole milliseconds and may fire a millisecond before
+    // Date.now() reaches `deadlineAt`; deciding with Date.now() then answered "wait", and with
+    // no further pod event (a container creating for an hour) the start waited for ever.
+    this.#timer = setTimeout(() => this.#onPod(ctx.watcher.get(this.name), false, Math.max(Date.now(), this.deadlineAt)), Math.max(0, this.deadlineAt - Date.now()));
     this.#timer.unref();
     const stop = options.stopRequested;
     if (stop.aborted) this.#fail("the session was stopped");
@@ -143,15 +147,15 @@ export class SessionPod {
     this.#fail("the session ended");
   }
 
-  #onPod(pod: V1Pod | undefined, fromWatch = true): void {
+  #onPod(pod: V1Pod | undefined, fromWatch = true, now = Date.now()): void {
     if (fromWatch && pod) this.#seen = true;
     const phase = this.#phase;
     if (phase.kind === "live") {
-      this.#live?.(pod, decidePod(pod, phase, Date.now()));
+      this.#live?.(pod, decidePod(pod, phase, now));
       return;
     }
     if (fromWatch && pod) phase.seen = true;
-    const decision = decidePod(pod, phase, Date.now());
+    const decision = decidePod(pod, phase, now);
     if (decision.kind === "ready" || decision.kind === "ran") this.#succeed(decision);
     else if (decision.kind === "start-failed") this.#fail(decision.message);
     else if (pod) this.#reportProgress(pod);
