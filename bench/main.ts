@@ -74,7 +74,8 @@ function simRows(record: Record<string, number | string>): Row[] {
   });
 }
 
-if (mode === "compiled") {
+// BENCH_COMPILED_DIR names a build kept aside (bench/support/build.ts): run it as it is.
+if (mode === "compiled" && process.env.BENCH_COMPILED_DIR === undefined) {
   progress("compiling the runner (tsconfig.build.json)…");
   const build = await compileRunner([API_ENTRY, SUPERVISOR_ENTRY]);
   progress(`compiled in ${(build.ms / 1000).toFixed(0)} s${build.typeErrors ? " (with type errors)" : ""}`);
