@@ -1,13 +1,20 @@
 /**
- * HTTP/2 PING on the TCP peer link (docs/relay.md "Keepalive"), through a real supervisor: a
- * peer that stops answering without closing its connection (a host gone, a partition) is found
- * by an unanswered PING, its streams end so their clients come back, and the next call opens a
- * new connection; a peer that answers keeps an idle stream open however long it is quiet.
+ * HTTP/2 PING on the TCP peer link (docs/relay.md "Keepalive"), through real sockets: a peer
+ * that stops answering without closing its connection (a host gone, a partition) is found by an
+ * unanswered PING. On the api's side (a real supervisor) its streams end so their clients come
+ * back and the next call opens a new connection, while a peer that answers keeps an idle stream
+ * open; on the peer listener's side the silent api's connection is dropped.
  */
+import { mkdtemp, rm } from "node:fs/promises";
 import { type Server, type Socket, createServer, connect as netConnect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routes } from "../../src/contract/routes.ts";
 import { SupervisorClient } from "../../src/internal/client.ts";
+import { createLogger } from "../../src/log.ts";
+import { startInternalServer } from "../../src/supervisor/internal-server.ts";
+import type { SessionService } from "../../src/supervisor/session-service.ts";
 import { freePort } from "../support/ports.ts";
 import { type RunnerUnderTest, startRunner } from "../support/processes.ts";
 import { sessionBody } from "../support/session-body.ts";
@@ -21,14 +28,26 @@ const KEEPALIVE = { intervalMs: 200, timeoutMs: 600 };
  * go nowhere in either direction and neither side is closed, as when a peer's host vanishes.
  * Connections made afterwards are relayed again.
  */
-async function blackHoleProxy(port: number): Promise<{ port: number; blackHole(): void; close(): Promise<void> }> {
+type Proxy = {
+  port: number;
+  blackHole(): void;
+  /** Which end closed a relayed connection first: the caller's, or the one it relays to. */
+  firstClose: Promise<"downstream" | "upstream">;
+  close(): Promise<void>;
+};
+
+async function blackHoleProxy(port: number): Promise<Proxy> {
   const held = new Set<{ silenced: boolean; sockets: Socket[] }>();
+  let closedFirst!: (side: "downstream" | "upstream") => void;
+  const firstClose = new Promise<"downstream" | "upstream">((resolve) => (closedFirst = resolve));
   const server: Server = createServer((downstream) => {
     const upstream = netConnect({ host: "127.0.0.1", port });
     const pair = { silenced: false, sockets: [downstream, upstream] };
     held.add(pair);
     downstream.on("data", (chunk) => pair.silenced || upstream.write(chunk));
     upstream.on("data", (chunk) => pair.silenced || downstream.write(chunk));
+    downstream.once("close", () => closedFirst("downstream"));
+    upstream.once("close", () => closedFirst("upstream"));
     for (const socket of pair.sockets) {
       socket.on("error", () => undefined);
       socket.on("close", () => {
@@ -45,6 +64,7 @@ async function blackHoleProxy(port: number): Promise<{ port: number; blackHole()
     blackHole: () => {
       for (const pair of held) pair.silenced = true;
     },
+    firstClose,
     close: () => {
       for (const pair of held) for (const socket of pair.sockets) socket.destroy();
       return new Promise<void>((resolve) => server.close(() => resolve()));
@@ -89,6 +109,37 @@ describe("keepalive on the peer link", () => {
       await link.close();
       await proxy.close();
       await runner.client.deleteSession(sessionId);
+    }
+  });
+});
+
+describe("keepalive on the peer listener", () => {
+  it("drops the connection of a peer api that stops answering", async () => {
+    const port = await freePort();
+    const dir = await mkdtemp(join(tmpdir(), "k8s-runner-keepalive-"));
+    // Only the capabilities route is asked for; the rest of the service is never reached.
+    const service = { watch: {}, capabilities: () => ({ ok: true }) } as unknown as SessionService;
+    const server = await startInternalServer({
+      socketPath: join(dir, "supervisor.sock"),
+      peer: { listen: { host: "127.0.0.1", port }, secret: SECRET, keepalive: KEEPALIVE },
+      service,
+      log: createLogger("supervisor", "silent"),
+    });
+    const proxy = await blackHoleProxy(port);
+    // This side does not PING within the test, so only the listener's PING can find the silence.
+    const link = new SupervisorClient({ host: "127.0.0.1", port: proxy.port, credential: SECRET, keepalive: { intervalMs: 60_000, timeoutMs: 60_000 } });
+    try {
+      expect(await link.call(routes.capabilities)).toEqual({ ok: true });
+      const silencedAt = performance.now();
+      proxy.blackHole();
+      const side = await Promise.race([proxy.firstClose, new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the listener kept a silent peer")), 10_000))]);
+      expect(side).toBe("upstream");
+      expect(performance.now() - silencedAt).toBeLessThan(KEEPALIVE.intervalMs + KEEPALIVE.timeoutMs + 3_000);
+    } finally {
+      await link.close();
+      await proxy.close();
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
