@@ -105,9 +105,8 @@ export function relayToClient(stream: ClientHttp2Stream, raw: WebSocket, markClo
       if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER) stream.resume();
       else clientSocket(raw)?.once("drain", resumeWhenDrained);
     };
-    const socket = clientSocket(raw);
-    if (socket) socket.once("drain", resumeWhenDrained);
-    else stream.resume();
+    // A WebSocket without its socket has closed: its close handlers end the stream.
+    clientSocket(raw)?.once("drain", resumeWhenDrained);
   };
   const closeAfterDrain = (code: number, reason: string) => {
     closing = true;
