@@ -28,11 +28,15 @@ import { prepareSocketPath } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
+import { replicaSettings } from "../config/replicas.ts";
+import { type CoordinatorHooks, ReplicaCoordinator } from "../replicas/coordinator.ts";
+import { LeaseStore } from "../replicas/lease-store.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
 const env = currentEnv();
 const core = exitOnConfigError(() => loadCoreConfig(env));
 const kube = exitOnConfigError(() => loadKubeConfig(env));
+const replicas = exitOnConfigError(() => replicaSettings(kube.replicas, core.peer, kube.warmPool.size));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
 // First: a socket place this runner may not use refuses startup before any other work.
@@ -87,5 +91,9 @@ const backend = createKubeBackend(
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );
 
-const supervisor = await runSupervisor({ config: core, backend, log }).catch(exitOnStartupRefusal);
+const coordinate = replicas
+  ? (hooks: CoordinatorHooks) =>
+      new ReplicaCoordinator({ store: new LeaseStore(api, kube.sessionPods.namespace), settings: replicas, ownerId: kube.sessionPods.ownerId, hooks, log })
+  : undefined;
+const supervisor = await runSupervisor({ config: core, backend, log, coordinate }).catch(exitOnStartupRefusal);
 stopOnSignals(supervisor, log, () => bundleServer.close());

@@ -9,6 +9,7 @@ import type { Logger } from "../log.ts";
 import { observeSessions } from "../metrics/figures.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import type { Backend } from "../sessions/backend-seam.ts";
+import type { CoordinatorHooks, ReplicaCoordinator } from "../replicas/coordinator.ts";
 import { RUNNER_VERSION } from "../version.ts";
 import { startInternalServer } from "./internal-server.ts";
 import { DEFAULT_TIMINGS, SessionService, type SupervisorTimings } from "./session-service.ts";
@@ -34,13 +35,18 @@ export async function runSupervisor(options: {
   backend: Backend;
   log: Logger;
   timings?: SupervisorTimings;
+  /** Several replicas: the coordination, made around the hooks that move sessions (docs/replicas.md). */
+  coordinate?: (hooks: CoordinatorHooks) => ReplicaCoordinator;
 }): Promise<RunningSupervisor> {
   startProcessMetrics("supervisor");
   const service = new SessionService(options.config, options.backend, options.log, options.timings ?? DEFAULT_TIMINGS);
   observeSessions(() => service.registry.all());
-  // Housekeeping before serving: what an earlier supervisor left is re-adopted or reaped.
-  const adopted = await service.adoptSessions();
-  if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });
+  const coordinator = options.coordinate ? shareSessions(service, options.coordinate, options.log) : undefined;
+  if (!coordinator) {
+    // Housekeeping before serving: what an earlier supervisor left is re-adopted or reaped.
+    const adopted = await service.adoptSessions();
+    if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });
+  }
   const internal = await startInternalServer({
     socketPath: options.config.internalSocketPath,
     peer: peerListener(options.config),
@@ -48,12 +54,50 @@ export async function runSupervisor(options: {
     log: options.log,
   });
   service.startWatchSupervisor();
+  // The first period before "listening": a replica that says it is up has its shards.
+  await coordinator?.start();
   options.log.info("supervisor listening", { socket: options.config.internalSocketPath, peerPort: internal.peerPort, version: RUNNER_VERSION });
   return {
     service,
     peerPort: internal.peerPort,
-    shutdown: () => internal.close(),
+    shutdown: async () => {
+      // Sessions handed to the other replicas first, so clients told to reconnect find them there.
+      await coordinator?.handOver();
+      await internal.close();
+    },
   };
+}
+
+/**
+ * Several replicas: the service admits and serves only the sessions of shards this replica
+ * holds; shards it gains are adopted, shards it loses are let go, and the singleton duties
+ * (reaping what no session explains) run where the duties Lease is held.
+ */
+function shareSessions(service: SessionService, coordinate: (hooks: CoordinatorHooks) => ReplicaCoordinator, log: Logger): ReplicaCoordinator {
+  const inShards = (shards: number[]) => {
+    const set = new Set(shards);
+    return (sessionId: string) => set.has(coordinator.shardOf(sessionId));
+  };
+  const coordinator = coordinate({
+    releasing: async (shards) => {
+      const count = service.handOff(inShards(shards));
+      if (count > 0) log.info("sessions handed to other replicas", { count, shards });
+    },
+    acquired: async (shards) => {
+      const count = await service.adoptSessions(inShards(shards));
+      if (count > 0) log.info("adopted the sessions of acquired shards", { count, shards });
+    },
+    dutiesGained: async () => {
+      log.info("this replica holds the singleton duties");
+      await service.backend.housekeep?.();
+    },
+  });
+  service.shareWithReplicas({
+    owns: (id) => coordinator.owns(id),
+    mintSessionId: (newId) => coordinator.mintSessionId(newId),
+    placement: () => coordinator.placement(),
+  });
+  return coordinator;
 }
 
 /** The peer listener, when RUNNER_PEER_LISTEN is set (its loader requires the credential too). */

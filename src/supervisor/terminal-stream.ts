@@ -48,7 +48,9 @@ export function streamTerminal(
     },
     gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
     stopBefore: () => {
-      if (session.disposed) close = { code: CloseCodes.notFound, reason: "session not found" };
+      // A moved session's client reconnects with its seq and reaches the new owner.
+      if (session.moved) close = { code: CloseCodes.serviceRestart, reason: "session moved to another replica" };
+      else if (session.disposed) close = { code: CloseCodes.notFound, reason: "session not found" };
       return session.disposed;
     },
     // Everything pushed before the terminal status has been sent: now the close.
