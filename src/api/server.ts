@@ -37,10 +37,11 @@ export async function startApiServer(options: {
    */
   socketPath: (port: number) => string | SupervisorTarget;
   /**
-   * The replicas' shared credential (RUNNER_PEER_SECRET): with it, a session another replica
-   * serves is reached at that replica's supervisor (session-router.ts).
+   * Several replicas (RUNNER_REPLICA_ID): a session another replica serves is reached at that
+   * replica's supervisor (session-router.ts), with RUNNER_PEER_SECRET when set, else the
+   * credential the local supervisor keeps.
    */
-  peerCredential?: string | undefined;
+  replicas?: { credential: string | undefined };
   corsOrigins: string[] | undefined;
   access: AccessConfig;
   /** The process's logger; a host starting the server itself may leave it out (stderr, info). */
@@ -63,8 +64,8 @@ export async function startApiServer(options: {
   const port = (server.address() as AddressInfo).port;
   // One connection to the local supervisor; a session held by a peer replica is reached over a
   // peer link to that replica's supervisor (docs/replicas.md).
-  const router = new SessionRouter(new SupervisorClient(options.socketPath(port)), options.peerCredential, log);
-  if (options.peerCredential !== undefined) router.start();
+  const router = new SessionRouter(new SupervisorClient(options.socketPath(port)), options.replicas?.credential, log);
+  if (options.replicas) router.start();
   const supervisorFor = (sessionId?: string) => router.supervisorFor(sessionId);
   app.get("/metrics", metrics({ supervisorFor }));
   app.route("/", createRunnerRoutes({ supervisorFor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));

@@ -51,10 +51,10 @@ export class SessionRouter {
   /** The supervisor serving `sessionId`; the local one for anything not about one session. */
   supervisorFor(sessionId?: string): SupervisorClient {
     const placement = this.#placement;
-    if (sessionId === undefined || !placement.shared || this.#credential === undefined) return this.#local;
+    if (sessionId === undefined || !placement.shared) return this.#local;
     const owner = placement.owners[shardOf(sessionId, placement.owners.length)];
     if (owner === null || owner === undefined || owner === placement.peerAddress) return this.#local;
-    return this.#peer(owner, this.#credential);
+    return this.#peer(owner, this.#credential ?? placement.credential);
   }
 
   async close(): Promise<void> {

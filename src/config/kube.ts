@@ -17,7 +17,6 @@ import {
   stringVar,
 } from "./env-values.ts";
 import { DEFAULT_OWNER_ID } from "./owner.ts";
-import { replicaEnvEntries, replicaVars } from "./replicas.ts";
 
 const ROUTING_MODES = ["auto", "ingress", "gateway", "none"] as const;
 
@@ -175,8 +174,6 @@ export const kubeEnvSchema = v.object({
   // The warm pool (docs/kubernetes.md "Warm pool"): run pods started ahead of their sessions; 0 turns it off.
   RUNNER_WARM_POOL_SIZE: countVar("RUNNER_WARM_POOL_SIZE"),
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: positiveIntVar("RUNNER_WARM_POOL_MAX_IDLE_SECONDS", 600),
-  // Several replicas (docs/replicas.md): unset RUNNER_REPLICA_ID = a single replica.
-  ...replicaEnvEntries,
 });
 
 export type KubeEnv = v.InferOutput<typeof kubeEnvSchema>;
@@ -324,8 +321,6 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv) {
     baseImageCatalog: baseImageCatalogConfig(parsed),
     /** The image build path of docs/kubernetes.md "Image builds"; undefined when RUNNER_IMAGE_REPOSITORY is unset. */
     build: parsed.RUNNER_IMAGE_REPOSITORY ? buildConfig(parsed.RUNNER_IMAGE_REPOSITORY, parsed) : undefined,
-    /** Checked against the peer settings at startup (`replicaSettings`). */
-    replicas: replicaVars(parsed),
   };
 }
 

@@ -24,7 +24,7 @@ const advertiseVar = v.pipe(
   v.check((raw) => raw === undefined || parsePeerAddress(raw) !== undefined, "RUNNER_PEER_ADVERTISE must be IP:port (this pod's IP and the peer port, e.g. 10.0.0.5:8065)."),
 );
 
-/** Entries of the kube env schema (one schema, so the deploy tests see every variable read). */
+/** Entries of the core env schema (one schema, so the deploy tests see every variable read). */
 export const replicaEnvEntries = {
   RUNNER_REPLICA_ID: identityVar,
   RUNNER_PEER_ADVERTISE: advertiseVar,
@@ -64,8 +64,8 @@ export function replicaSettings(vars: ReturnType<typeof replicaVars>, peer: Peer
     // replica may claim it: not built yet (docs/replicas.md "What is not built").
     throw new ConfigError("RUNNER_WARM_POOL_SIZE must be 0 with RUNNER_REPLICA_ID: the warm pool does not run across several replicas yet.");
   }
-  if (!peer.listen || peer.secret === undefined) {
-    throw new ConfigError("RUNNER_REPLICA_ID needs RUNNER_PEER_LISTEN and RUNNER_PEER_SECRET: the other replicas reach this one's sessions through its peer port.");
+  if (!peer.listen) {
+    throw new ConfigError("RUNNER_REPLICA_ID needs RUNNER_PEER_LISTEN: the other replicas reach this one's sessions through its peer port.");
   }
   const unspecified = peer.listen.host === "0.0.0.0" || peer.listen.host === "::";
   const advertise = vars.advertise ?? (unspecified ? undefined : formatAddress(peer.listen.host, peer.listen.port));

@@ -81,6 +81,13 @@ export type SessionList = v.InferOutput<typeof SessionListSchema>;
  */
 export const PlacementSchema = v.union([
   v.object({ shared: v.literal(false) }),
-  v.object({ shared: v.literal(true), identity: v.string(), peerAddress: v.string(), owners: v.array(v.nullable(v.string())) }),
+  v.object({
+    shared: v.literal(true),
+    identity: v.string(),
+    peerAddress: v.string(),
+    /** The replicas' peer credential (the internal socket is the pod's own, mode 0600). */
+    credential: v.string(),
+    owners: v.array(v.nullable(v.string())),
+  }),
 ]);
 export type PlacementAnswer = v.InferOutput<typeof PlacementSchema>;

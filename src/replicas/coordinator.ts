@@ -24,7 +24,7 @@ export interface CoordinatorHooks {
 }
 
 /** Where each shard's sessions are served: a peer address, or null while nobody holds it. */
-export type Placement = { identity: string; peerAddress: string; owners: (string | null)[] };
+export type Placement = { identity: string; peerAddress: string; credential: string; owners: (string | null)[] };
 
 /** Lease names are DNS subdomains: an owner id that is not one is named by its hash. */
 export function leasePrefix(ownerId: string): string {
@@ -34,6 +34,7 @@ export function leasePrefix(ownerId: string): string {
 
 export class ReplicaCoordinator {
   readonly #settings: ReplicaSettings;
+  readonly #credential: string;
   readonly #hooks: CoordinatorHooks;
   readonly #log: Logger;
   readonly #member: LeaseHolder;
@@ -47,12 +48,22 @@ export class ReplicaCoordinator {
   #period: Promise<void> | undefined;
   #stopped = false;
 
-  constructor(options: { store: LeaseStore; settings: ReplicaSettings; ownerId: string; hooks: CoordinatorHooks; log: Logger; now?: () => number }) {
+  constructor(options: {
+    store: LeaseStore;
+    settings: ReplicaSettings;
+    ownerId: string;
+    /** The peer credential, which the api presents to the other replicas' supervisors. */
+    credential: string;
+    hooks: CoordinatorHooks;
+    log: Logger;
+    now?: () => number;
+  }) {
     const { store, settings, ownerId } = options;
     const now = options.now ?? Date.now;
     const prefix = leasePrefix(ownerId);
     const names = leaseNames(prefix);
     this.#settings = settings;
+    this.#credential = options.credential;
     this.#hooks = options.hooks;
     this.#log = options.log.child({ replica: settings.identity });
     const holder = (name: string, meta: { labels: Record<string, string>; annotations: Record<string, string> }) =>
@@ -109,7 +120,7 @@ export class ReplicaCoordinator {
       const holder = this.#shards.holderOf(shard);
       return holder === undefined ? null : (addresses.get(holder) ?? null);
     });
-    return { identity: this.#settings.identity, peerAddress: this.#settings.peerAddress, owners };
+    return { identity: this.#settings.identity, peerAddress: this.#settings.peerAddress, credential: this.#credential, owners };
   }
 
   /**

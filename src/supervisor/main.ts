@@ -29,14 +29,13 @@ import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
 import { replicaSettings } from "../config/replicas.ts";
-import { type CoordinatorHooks, ReplicaCoordinator } from "../replicas/coordinator.ts";
-import { LeaseStore } from "../replicas/lease-store.ts";
+import { replicaCoordination } from "./replication.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
 const env = currentEnv();
 const core = exitOnConfigError(() => loadCoreConfig(env));
 const kube = exitOnConfigError(() => loadKubeConfig(env));
-const replicas = exitOnConfigError(() => replicaSettings(kube.replicas, core.peer, kube.warmPool.size));
+const replicaConfig = exitOnConfigError(() => replicaSettings(core.replicas, core.peer, kube.warmPool.size));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
 // First: a socket place this runner may not use refuses startup before any other work.
@@ -91,9 +90,6 @@ const backend = createKubeBackend(
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );
 
-const coordinate = replicas
-  ? (hooks: CoordinatorHooks) =>
-      new ReplicaCoordinator({ store: new LeaseStore(api, kube.sessionPods.namespace), settings: replicas, ownerId: kube.sessionPods.ownerId, hooks, log })
-  : undefined;
-const supervisor = await runSupervisor({ config: core, backend, log, coordinate }).catch(exitOnStartupRefusal);
+const replicas = await replicaCoordination(api, core, kube, replicaConfig, log);
+const supervisor = await runSupervisor({ config: replicas?.config ?? core, backend, log, coordinate: replicas?.coordinate }).catch(exitOnStartupRefusal);
 stopOnSignals(supervisor, log, () => bundleServer.close());

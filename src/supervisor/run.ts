@@ -10,6 +10,7 @@ import { observeSessions } from "../metrics/figures.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import type { Backend } from "../sessions/backend-seam.ts";
 import type { CoordinatorHooks, ReplicaCoordinator } from "../replicas/coordinator.ts";
+import { shareSessions } from "./replication.ts";
 import { RUNNER_VERSION } from "../version.ts";
 import { startInternalServer } from "./internal-server.ts";
 import { DEFAULT_TIMINGS, SessionService, type SupervisorTimings } from "./session-service.ts";
@@ -68,37 +69,6 @@ export async function runSupervisor(options: {
   };
 }
 
-/**
- * Several replicas: the service admits and serves only the sessions of shards this replica
- * holds; shards it gains are adopted, shards it loses are let go, and the singleton duties
- * (reaping what no session explains) run where the duties Lease is held.
- */
-function shareSessions(service: SessionService, coordinate: (hooks: CoordinatorHooks) => ReplicaCoordinator, log: Logger): ReplicaCoordinator {
-  const inShards = (shards: number[]) => {
-    const set = new Set(shards);
-    return (sessionId: string) => set.has(coordinator.shardOf(sessionId));
-  };
-  const coordinator = coordinate({
-    releasing: async (shards) => {
-      const count = service.handOff(inShards(shards));
-      if (count > 0) log.info("sessions handed to other replicas", { count, shards });
-    },
-    acquired: async (shards) => {
-      const count = await service.adoptSessions(inShards(shards));
-      if (count > 0) log.info("adopted the sessions of acquired shards", { count, shards });
-    },
-    dutiesGained: async () => {
-      log.info("this replica holds the singleton duties");
-      await service.backend.housekeep?.();
-    },
-  });
-  service.shareWithReplicas({
-    owns: (id) => coordinator.owns(id),
-    mintSessionId: (newId) => coordinator.mintSessionId(newId),
-    placement: () => coordinator.placement(),
-  });
-  return coordinator;
-}
 
 /** The peer listener, when RUNNER_PEER_LISTEN is set (its loader requires the credential too). */
 function peerListener(config: CoreConfig) {

@@ -2,7 +2,8 @@
  * Three runner replicas (api + supervisor each) against one cluster, coordinated by Leases only
  * (docs/replicas.md): every session is served through any replica's api, a replica that exits
  * on SIGTERM hands its sessions over, and a killed one's are taken over within a lease duration;
- * the session pod lives on through both. A short lease (3 s) keeps the run short; the rules are
+ * the session pod lives on through both. No RUNNER_PEER_SECRET: the replicas share the credential
+ * the first of them keeps in the cluster. A short lease (3 s) keeps the run short; the rules are
  * the same at the default 15 s.
  */
 import { CoordinationV1Api } from "@kubernetes/client-node";
@@ -16,14 +17,12 @@ import { waitFor } from "../support/wait.ts";
 
 const SHARDS = 8;
 const LEASE_SECONDS = 3;
-const SECRET = "replica-test-shared-credential-0123456789";
 const START_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
 
 async function replicaEnv(identity: string): Promise<Record<string, string>> {
   return {
     RUNNER_REPLICA_ID: identity,
     RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}`,
-    RUNNER_PEER_SECRET: SECRET,
     RUNNER_SHARDS: String(SHARDS),
     RUNNER_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
   };
@@ -82,6 +81,12 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
       expect(response.status).toBe(200);
       return (await response.json()) as { status: { kind: string } };
     }, timeoutMs);
+
+  it("share one peer credential, made by the first replica in a Secret of the session namespace", async () => {
+    const secret = await replicas.a!.core.readNamespacedSecret({ namespace: SESSION_NAMESPACE, name: "telo-runner-default-peer" });
+    expect(Buffer.from(secret.data?.credential ?? "", "base64").toString().length).toBeGreaterThanOrEqual(32);
+    expect(secret.metadata?.labels?.[LABEL.managedBy]).toBe("telo-k8s-runner");
+  });
 
   it("admits a session on any replica, owned by the replica that admitted it, and serves it through every other", async () => {
     const sessionId = await running(replicas.a!);
