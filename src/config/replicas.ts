@@ -61,7 +61,7 @@ export function replicaSettings(vars: ReturnType<typeof replicaVars>, peer: Peer
   }
   if (warmPoolSize > 0) {
     // A pool pod polls the listener of the replica that made it for its claim, and another
-    // replica may claim it: not built yet (docs/replicas.md "What is not built").
+    // replica may claim it: not built yet (docs/replicas.md "What is not built yet").
     throw new ConfigError("RUNNER_WARM_POOL_SIZE must be 0 with RUNNER_REPLICA_ID: the warm pool does not run across several replicas yet.");
   }
   if (!peer.listen) {
