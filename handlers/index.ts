@@ -77,11 +77,14 @@ export function createRunnerRoutes(options: RunnerRoutesOptions): Hono {
  */
 export function answerFailure(log: Logger): ErrorHandler {
   return (error, c) => {
+    // A 503 is a moment (a supervisor restarting, a session between replicas): say when to retry.
+    const retry = { "retry-after": "1" };
     if (error instanceof RunnerError) {
-      return error.body === undefined ? c.body(null, error.status as 500) : c.json(error.body, error.status as 500);
+      const headers = error.status === 503 ? retry : {};
+      return error.body === undefined ? c.body(null, error.status as 500, headers) : c.json(error.body, error.status as 500, headers);
     }
     if (error instanceof SupervisorUnavailableError) {
-      return c.json({ error: "supervisor_unavailable", message: `${error.message}; retry shortly` }, 503);
+      return c.json({ error: "supervisor_unavailable", message: `${error.message}; retry shortly` }, 503, retry);
     }
     // The error's own text may be a library's (response bodies, headers): logs only.
     log.error("request failed", { path: c.req.path, error });

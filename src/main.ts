@@ -51,6 +51,8 @@ const apiOptions = {
   corsOrigins: core.corsOrigins,
   access: core.access,
   console: exitOnConfigError(() => loadConsoleConfig(env)).enabled,
+  // One of several replicas (docs/replicas.md): sessions of other replicas are forwarded.
+  replicas: core.replicas.identity !== undefined ? { credential: core.peer.secret } : undefined,
   log: createLogger("api", core.logLevel),
 };
 const wanted = core.port;

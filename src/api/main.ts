@@ -30,6 +30,7 @@ const server = await startApiServer({
   port: config.port,
   host,
   socketPath: () => supervisorTarget,
+  replicas: config.replicas.identity !== undefined ? { credential: secret } : undefined,
   corsOrigins: config.corsOrigins,
   access: config.access,
   console: consoleConfig.enabled,

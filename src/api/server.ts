@@ -19,6 +19,7 @@ import { listen } from "../launch/listen.ts";
 import { type Logger, createLogger } from "../log.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import { requestLog } from "./request-log.ts";
+import { SessionRouter } from "./session-router.ts";
 import { serveUpgrades } from "./upgrade.ts";
 import { RUNNER_VERSION } from "../version.ts";
 
@@ -35,6 +36,12 @@ export async function startApiServer(options: {
    * supervisor's peer address with the shared credential (RUNNER_PEER_SUPERVISOR).
    */
   socketPath: (port: number) => string | SupervisorTarget;
+  /**
+   * Several replicas (RUNNER_REPLICA_ID): a session another replica serves is reached at that
+   * replica's supervisor (session-router.ts), with RUNNER_PEER_SECRET when set, else the
+   * credential the local supervisor keeps.
+   */
+  replicas?: { credential: string | undefined };
   corsOrigins: string[] | undefined;
   access: AccessConfig;
   /** The process's logger; a host starting the server itself may leave it out (stderr, info). */
@@ -55,10 +62,11 @@ export async function startApiServer(options: {
   const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
   await listen(server, options.port, options.host, "PORT");
   const port = (server.address() as AddressInfo).port;
-  // One connection to the local supervisor; a session held by a peer replica will be reached
-  // through the same seam over a peer link (docs/relay.md).
-  const supervisor = new SupervisorClient(options.socketPath(port));
-  const supervisorFor = () => supervisor;
+  // One connection to the local supervisor; a session held by a peer replica is reached over a
+  // peer link to that replica's supervisor (docs/replicas.md).
+  const router = new SessionRouter(new SupervisorClient(options.socketPath(port)), options.replicas?.credential, log);
+  if (options.replicas) router.start();
+  const supervisorFor = (sessionId?: string) => router.supervisorFor(sessionId);
   app.get("/metrics", metrics({ supervisorFor }));
   app.route("/", createRunnerRoutes({ supervisorFor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));
   if (options.console) app.route("/", createConsoleRoutes({ supervisorFor, log }));
@@ -76,7 +84,7 @@ export async function startApiServer(options: {
       for (const client of wss.clients) client.terminate();
       if ("closeAllConnections" in server) server.closeAllConnections();
       await closed;
-      await supervisor.close();
+      await router.close();
     },
   };
 }

@@ -10,6 +10,7 @@ import { parseAppsCatalog } from "./apps-catalog.ts";
 import { LOG_LEVELS } from "../log.ts";
 import { booleanVar, parseEnv, picklistVar, portVar, positiveIntVar, stringVar } from "./env-values.ts";
 import { peerConfig, peerEnvEntries } from "./peer.ts";
+import { replicaEnvEntries, replicaVars } from "./replicas.ts";
 import { loadTerms } from "./terms.ts";
 
 export const DEFAULT_PORT = 8062;
@@ -38,6 +39,8 @@ export const coreEnvSchema = v.object({
   RUNNER_INTERNAL_SOCKET: stringVar(undefined),
   ...accessEnvEntries,
   ...peerEnvEntries,
+  // Several replicas (docs/replicas.md): unset RUNNER_REPLICA_ID = a single replica.
+  ...replicaEnvEntries,
 });
 
 export type CoreConfig = ReturnType<typeof loadCoreConfig>;
@@ -85,5 +88,7 @@ export function loadCoreConfig(env: NodeJS.ProcessEnv) {
     internalSocketIsDefault: vars.RUNNER_INTERNAL_SOCKET === undefined,
     access: accessConfig(vars),
     peer: peerConfig(vars),
+    /** Checked against the peer settings and the warm pool at the supervisor's startup (`replicaSettings`). */
+    replicas: replicaVars(vars),
   };
 }

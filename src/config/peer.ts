@@ -62,10 +62,20 @@ export type PeerConfig = {
   supervisor: PeerAddress | undefined;
 };
 
-type PeerVars = { RUNNER_PEER_LISTEN: string | undefined; RUNNER_PEER_SECRET: string | undefined; RUNNER_PEER_SUPERVISOR: string | undefined };
+type PeerVars = {
+  RUNNER_PEER_LISTEN: string | undefined;
+  RUNNER_PEER_SECRET: string | undefined;
+  RUNNER_PEER_SUPERVISOR: string | undefined;
+  RUNNER_REPLICA_ID: string | undefined;
+};
 
 export function peerConfig(vars: PeerVars): PeerConfig {
-  for (const name of ["RUNNER_PEER_LISTEN", "RUNNER_PEER_SUPERVISOR"] as const) {
+  // A replica without a configured credential shares one its supervisor keeps in the cluster
+  // (src/replicas/peer-credential.ts); anything else listening or dialling needs it said.
+  if (vars.RUNNER_PEER_LISTEN !== undefined && vars.RUNNER_PEER_SECRET === undefined && vars.RUNNER_REPLICA_ID === undefined) {
+    throw new ConfigError("RUNNER_PEER_LISTEN needs RUNNER_PEER_SECRET: peers are authenticated with the shared credential.");
+  }
+  for (const name of ["RUNNER_PEER_SUPERVISOR"] as const) {
     if (vars[name] !== undefined && vars.RUNNER_PEER_SECRET === undefined) {
       throw new ConfigError(`${name} needs RUNNER_PEER_SECRET: peers are authenticated with the shared credential.`);
     }

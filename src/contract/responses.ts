@@ -73,3 +73,21 @@ export const MetricsSnapshotSchema = v.array(
 /** Every session the supervisor holds (internal: the console's list; /v1 has no list route). */
 export const SessionListSchema = v.object({ sessions: v.array(SessionDocumentSchema) });
 export type SessionList = v.InferOutput<typeof SessionListSchema>;
+
+/**
+ * Where each shard's sessions are served (internal: the api forwards by it, docs/replicas.md):
+ * a single replica says so; a replica lists the peer address of each shard's holder, null
+ * while nobody holds it.
+ */
+export const PlacementSchema = v.union([
+  v.object({ shared: v.literal(false) }),
+  v.object({
+    shared: v.literal(true),
+    identity: v.string(),
+    peerAddress: v.string(),
+    /** The replicas' peer credential (the internal socket is the pod's own, mode 0600). */
+    credential: v.string(),
+    owners: v.array(v.nullable(v.string())),
+  }),
+]);
+export type PlacementAnswer = v.InferOutput<typeof PlacementSchema>;

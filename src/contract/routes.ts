@@ -17,6 +17,7 @@ import {
   CapabilitiesSchema,
   HealthSchema,
   MetricsSnapshotSchema,
+  PlacementSchema,
   OpenApiDocumentSchema,
   ReadySchema,
   ReloadedSchema,
@@ -224,6 +225,14 @@ export const routes = {
     kind: "internal",
     summary: "The supervisor's figures, as prom-client JSON",
     response: MetricsSnapshotSchema,
+    status: 200,
+  }),
+  placement: route({
+    method: "GET",
+    path: "/placement",
+    kind: "internal",
+    summary: "Which replica serves each shard's sessions (several replicas)",
+    response: PlacementSchema,
     status: 200,
   }),
 } as const satisfies Record<string, RouteSpec>;

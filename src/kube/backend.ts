@@ -15,7 +15,7 @@ import { notOfferedMessage } from "./images/image-catalog.ts";
 import { withDeadline } from "./cluster/api.ts";
 import { CALL_DEADLINE_MS, deletePod } from "./cluster/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
-import { APP_CONTAINER_PREFIX, ownedObjects, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
+import { APP_CONTAINER_PREFIX, LABEL, ownedObjects, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
 import { WarmPool } from "./pool/warm-pool.ts";
 import type { SessionRecord } from "./specs/session-record.ts";
 import { apiReason, isNotFound } from "./status/api-error.ts";
@@ -88,20 +88,14 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       return new RunSession(ctx, spec, callbacks, pool).start();
     },
 
-    async adoptSessions() {
-      await reportMissingRuntimeClass(ctx);
+    async adoptSessions(mine) {
       await ctx.watcher.ready;
-      const { adopt, reap, pool: poolPods } = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
-      const { current, superseded } = newestPodPerSession(adopt);
-      // With the pool off, pods of an earlier pool are nobody's.
-      await reapPods(ctx, [...reap, ...superseded, ...(pool ? [] : poolPods)]);
-      pool?.adopt(
-        poolPods,
-        current.filter(({ pod }) => pod.metadata?.name?.startsWith(POOL_POD_PREFIX)).map(({ pod }) => pod),
-      );
-      pool?.start();
-      // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
-      await sweepWorkspaceConfigMaps(ctx);
+      const boot = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
+      // One replica alone: every session is its own, and the boot housekeeping is too.
+      if (!mine) await housekeep(ctx, pool, boot);
+      const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
+      const { current, superseded } = newestPodPerSession(ours);
+      await reapPods(ctx, mine ? superseded : []);
       return current.map(({ pod, record }): AdoptableSession => {
         const spec = specFromRecord(record, pod, options.catalog);
         const resume =
@@ -112,12 +106,36 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       });
     },
 
+    async housekeep() {
+      await ctx.watcher.ready;
+      await housekeep(ctx, pool, partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods));
+    },
+
     async close() {
       pool?.stop();
       ctx.watcher.stop();
       options.picker?.stop();
     },
   };
+}
+
+/**
+ * What no session explains goes: pods without a record or being deleted, older pods of a session
+ * (superseded), pool pods when the pool is off; the warm pool takes the rest of its pods; stale
+ * workspace ConfigMaps go after the pods that mounted them.
+ */
+async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: ReturnType<typeof partitionBootPods>): Promise<void> {
+  await reportMissingRuntimeClass(ctx);
+  const { current, superseded } = newestPodPerSession(boot.adopt);
+  // With the pool off, pods of an earlier pool are nobody's.
+  await reapPods(ctx, [...boot.reap, ...superseded, ...(pool ? [] : boot.pool)]);
+  pool?.adopt(
+    boot.pool,
+    current.filter(({ pod }) => pod.metadata?.name?.startsWith(POOL_POD_PREFIX)).map(({ pod }) => pod),
+  );
+  pool?.start();
+  // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
+  await sweepWorkspaceConfigMaps(ctx);
 }
 
 /**

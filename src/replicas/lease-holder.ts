@@ -6,7 +6,7 @@
  * holding only within the renew deadline of its last successful write, measured from before that
  * write was sent, so it stops acting before any observer may call the Lease expired.
  */
-import { nextStep, observe, releaseSpec, stillHolds, timingProblem, viewOf, type Lease, type LeaseTiming, type Observation } from "./lease-rules.ts";
+import { isHeld, nextStep, observe, releaseSpec, stillHolds, timingProblem, viewOf, type Lease, type LeaseTiming, type Observation } from "./lease-rules.ts";
 import type { LeaseMeta, LeaseStore } from "./lease-store.ts";
 
 export interface LeaseHolderOptions {
@@ -48,6 +48,16 @@ export class LeaseHolder {
   /** The term (leaseTransitions) under which it holds the Lease, while it does. */
   term(): number | undefined {
     return this.holds() ? this.#term : undefined;
+  }
+
+  /**
+   * Who holds the Lease as this replica sees it now: itself while it holds, else the holder of
+   * the last version seen if that has not expired on this clock; undefined = nobody.
+   */
+  holderNow(): string | undefined {
+    if (this.holds()) return this.#options.identity;
+    const observation = this.#observation;
+    return observation && isHeld(observation, this.#options.now()) && observation.lease.holder !== this.#options.identity ? observation.lease.holder : undefined;
   }
 
   /** The Lease as this replica last read or wrote it. */

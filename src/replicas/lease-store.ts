@@ -25,11 +25,11 @@ function apiSpec(spec: LeaseSpecOut): V1LeaseSpec {
 }
 
 export class LeaseStore {
-  readonly #api: CoordinationV1Api;
+  readonly #api: { coordination: CoordinationV1Api };
 
-  /** `api` is made by the caller, so the runner can give it its counted, connection-reusing client. */
+  /** `api` is the caller's, so the runner gives it its counted, connection-reusing client (src/kube/cluster/api.ts). */
   constructor(
-    api: CoordinationV1Api,
+    api: { coordination: CoordinationV1Api },
     readonly namespace: string,
   ) {
     this.#api = api;
@@ -37,7 +37,7 @@ export class LeaseStore {
 
   async read(name: string): Promise<Lease | undefined> {
     try {
-      return v.parse(LeaseSchema, await this.#api.readNamespacedLease({ namespace: this.namespace, name }));
+      return v.parse(LeaseSchema, await this.#api.coordination.readNamespacedLease({ namespace: this.namespace, name }));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -45,7 +45,7 @@ export class LeaseStore {
   }
 
   async list(labelSelector: string): Promise<Lease[]> {
-    const list = await this.#api.listNamespacedLease({ namespace: this.namespace, labelSelector });
+    const list = await this.#api.coordination.listNamespacedLease({ namespace: this.namespace, labelSelector });
     return list.items.map((item) => v.parse(LeaseSchema, item));
   }
 
@@ -53,7 +53,7 @@ export class LeaseStore {
   async create(name: string, meta: LeaseMeta, spec: LeaseSpecOut): Promise<Lease | undefined> {
     const body: V1Lease = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name, labels: meta.labels, annotations: meta.annotations }, spec: apiSpec(spec) };
     try {
-      return v.parse(LeaseSchema, await this.#api.createNamespacedLease({ namespace: this.namespace, body }));
+      return v.parse(LeaseSchema, await this.#api.coordination.createNamespacedLease({ namespace: this.namespace, body }));
     } catch (err) {
       if (isConflict(err)) return undefined;
       throw err;
@@ -78,7 +78,7 @@ export class LeaseStore {
       spec: apiSpec(spec),
     };
     try {
-      return v.parse(LeaseSchema, await this.#api.replaceNamespacedLease({ namespace: this.namespace, name, body }));
+      return v.parse(LeaseSchema, await this.#api.coordination.replaceNamespacedLease({ namespace: this.namespace, name, body }));
     } catch (err) {
       // A Lease deleted since it was read is recreated by this PUT (the Lease registry lets a PUT
       // create), its term carried on from `current`; only a lost race comes back.
@@ -91,7 +91,7 @@ export class LeaseStore {
   async remove(current: Lease): Promise<boolean> {
     const { name, resourceVersion } = current.metadata;
     try {
-      await this.#api.deleteNamespacedLease({ namespace: this.namespace, name, body: { preconditions: { resourceVersion } } });
+      await this.#api.coordination.deleteNamespacedLease({ namespace: this.namespace, name, body: { preconditions: { resourceVersion } } });
       return true;
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) return false;

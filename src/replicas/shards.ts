@@ -61,15 +61,22 @@ export class ShardOwnership {
     return this.#holders.get(shard)?.term();
   }
 
+  /** Who holds `shard` as this replica sees it (its own identity included); undefined = nobody. */
+  holderOf(shard: number): string | undefined {
+    return this.#holders.get(shard)?.holderNow();
+  }
+
   /**
    * One period: release what the plan moved away, then acquire or renew the rest. Each shard's
-   * failure is its own: one failed call does not stop the others.
+   * failure is its own: one failed call does not stop the others. `beforeRelease` runs first,
+   * so that the replica has stopped acting on those shards' sessions before a successor may.
    */
-  async step(live: readonly string[]): Promise<void> {
+  async step(live: readonly string[], beforeRelease: (shards: number[]) => Promise<void> = async () => undefined): Promise<void> {
     const { shardCount, identity } = this.#options;
     await this.#witnessAll();
     const held = new Set(this.held().keys());
     const plan = planShards(shardCount, identity, live, held);
+    if (plan.release.length > 0) await beforeRelease(plan.release);
     const releasing = new Set(plan.release);
     const wanted = [...held].filter((shard) => !releasing.has(shard)).concat(plan.acquire);
     await Promise.allSettled([...plan.release.map((shard) => this.#holder(shard).release()), ...wanted.map((shard) => this.#holder(shard).step())]);

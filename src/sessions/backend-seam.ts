@@ -116,6 +116,11 @@ export type Workload = {
   readonly done: Promise<void>;
   /** Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Stops following the workload without ending it (its session moved to another replica): no
+   * status, the pod left running for its new owner. Idempotent; settles `done`.
+   */
+  release?(): void;
   /** Watch sessions: the live workspace, or undefined between pods. */
   readonly workspace?: WorkspaceClient | undefined;
   reload?(app: string): Promise<void>;
@@ -147,8 +152,14 @@ export type AdoptableSession = {
 
 export type Backend = {
   start(spec: StartSpec, callbacks: BackendCallbacks): Promise<Started>;
-  /** Called once at boot: the sessions to re-adopt; anything else left over is the backend's to reap. */
-  adoptSessions?(): Promise<AdoptableSession[]>;
+  /**
+   * The sessions to take over. Without `mine` (one replica, at boot): every session, and what
+   * nothing explains is the backend's to reap. With it (several replicas): only the sessions
+   * `mine` accepts, and no housekeeping, which is the duties holder's (`housekeep`).
+   */
+  adoptSessions?(mine?: (sessionId: string) => boolean): Promise<AdoptableSession[]>;
+  /** The boot housekeeping alone: reaping what no session explains, the warm pool's pods. */
+  housekeep?(): Promise<void>;
   probe(config: ProbeConfig): Promise<AvailabilityReport>;
   /** Re-resolved on every capabilities request (the image picker may refresh). */
   describe(): BackendDescription;

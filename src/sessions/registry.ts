@@ -77,6 +77,19 @@ export class Registry {
     session.dispose();
   }
 
+  /**
+   * Another replica serves the session now: it leaves this registry without an end, its
+   * followers are told to reconnect, and its workload is let go, not stopped.
+   */
+  handOff(id: string): void {
+    const session = this.#sessions.get(id);
+    this.#cancel(id);
+    if (!session) return;
+    this.#sessions.delete(id);
+    session.dispose("moved");
+    session.workload?.release?.();
+  }
+
   #oldestReclaimable(): Session | undefined {
     const reclaimAt = (session: Session): number | undefined => {
       if (session.terminal) return session.exitedAt?.getTime() ?? 0;

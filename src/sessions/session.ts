@@ -96,6 +96,7 @@ export class Session {
   #pendingOutput: { app: AppChannel; tag: ByteStreamTag; chunks: Buffer[]; bytes: number } | undefined;
   #flushScheduled = false;
   #disposed = false;
+  #moved = false;
 
   constructor(init: SessionInit) {
     this.id = init.launch.sessionId;
@@ -117,6 +118,11 @@ export class Session {
 
   get disposed(): boolean {
     return this.#disposed;
+  }
+
+  /** Disposed because another replica serves it now (not evicted): followers reconnect there. */
+  get moved(): boolean {
+    return this.#moved;
   }
 
   /** Retained launch description: resume and app-set changes start from it. */
@@ -284,8 +290,9 @@ export class Session {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Ends every follower: the session was evicted. */
-  dispose(): void {
+  /** Ends every follower: the session was evicted, or (`moved`) another replica serves it now. */
+  dispose(reason: "evicted" | "moved" = "evicted"): void {
+    this.#moved = reason === "moved";
     this.#disposed = true;
     this.#notify();
     this.#listeners.clear();

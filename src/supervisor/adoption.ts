@@ -1,6 +1,7 @@
 /**
- * Boot: takes over the sessions an earlier supervisor left running (restart safety). They
- * keep their ids and stream URLs; their history starts anew past any old id.
+ * Takes over sessions another supervisor left running: at boot, an earlier supervisor's
+ * (restart safety); with several replicas, those of the shards this replica just acquired
+ * (`mine`). They keep their ids and stream URLs; their history starts anew past any old id.
  */
 import type { CoreConfig } from "../config/core.ts";
 import type { Backend } from "../sessions/backend-seam.ts";
@@ -14,8 +15,10 @@ export async function adoptSessions(
   launcher: SessionLauncher,
   config: CoreConfig,
   now: number,
+  mine?: (sessionId: string) => boolean,
 ): Promise<number> {
-  const adoptable = (await backend.adoptSessions?.()) ?? [];
+  // A session this replica already serves is not adopted twice.
+  const adoptable = (await backend.adoptSessions?.(mine && ((id) => mine(id) && !registry.get(id)))) ?? [];
   const firstStreamId = adoptedStreamBase(now);
   for (const { spec, resume } of adoptable) {
     const session = new Session({

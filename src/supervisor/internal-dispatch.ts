@@ -14,6 +14,7 @@ import type { Logger } from "../log.ts";
 import { streamEvents } from "./event-stream.ts";
 import { type RouteInputs, implementations } from "./route-implementations.ts";
 import type { SessionService } from "./session-service.ts";
+import { servedElsewhere } from "./problems.ts";
 import { refuseTerminal, streamTerminal } from "./terminal-stream.ts";
 
 const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -100,6 +101,14 @@ export function createDispatch(service: SessionService, log: Logger) {
     const found = findRoute(INTERNAL_PREFIX, method, url.pathname, ["relayed", "internal", "events", "terminal"]);
     if (!found) throw new Problem("not_found", "no_such_internal_route", `${method} ${url.pathname}`);
     const [name, params] = found as [RouteName, Record<string, string>];
+    // Several replicas: a session of a shard another replica holds (or, for a moment, nobody)
+    // is refused with 503, and the client's retry finds the owner (docs/replicas.md).
+    if (params.id !== undefined && service.servedElsewhere(params.id)) {
+      if (name !== "sessionIo") throw servedElsewhere(params.id);
+      stream.respond({ ":status": 200, ...VERSION });
+      refuseTerminal(stream, CloseCodes.serviceRestart, "session moving between runner replicas; reconnect");
+      return undefined;
+    }
     if (name === "sessionEvents" || name === "sessionIo") {
       (name === "sessionEvents" ? serveEvents : serveTerminal)(service, params.id ?? "", url, stream);
       return undefined;

@@ -28,11 +28,14 @@ import { prepareSocketPath } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
+import { replicaSettings } from "../config/replicas.ts";
+import { replicaCoordination } from "./replication.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
 const env = currentEnv();
 const core = exitOnConfigError(() => loadCoreConfig(env));
 const kube = exitOnConfigError(() => loadKubeConfig(env));
+const replicaConfig = exitOnConfigError(() => replicaSettings(core.replicas, core.peer, kube.warmPool.size));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
 // First: a socket place this runner may not use refuses startup before any other work.
@@ -87,5 +90,6 @@ const backend = createKubeBackend(
   { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
 );
 
-const supervisor = await runSupervisor({ config: core, backend, log }).catch(exitOnStartupRefusal);
+const replicas = await replicaCoordination(api, core, kube, replicaConfig, log);
+const supervisor = await runSupervisor({ config: replicas?.config ?? core, backend, log, coordinate: replicas?.coordinate }).catch(exitOnStartupRefusal);
 stopOnSignals(supervisor, log, () => bundleServer.close());

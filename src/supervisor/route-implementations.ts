@@ -35,5 +35,6 @@ export function implementations(service: SessionService): Implementations {
     resume: ({ params }) => watch.resume(params.id),
     listSessions: () => ({ sessions: service.registry.all().map((session) => service.document(session.id)) }),
     metrics: () => metricsSnapshot(),
+    placement: () => service.placement(),
   };
 }

@@ -9,6 +9,8 @@ import type { Logger } from "../log.ts";
 import { observeSessions } from "../metrics/figures.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import type { Backend } from "../sessions/backend-seam.ts";
+import type { CoordinatorHooks, ReplicaCoordinator } from "../replicas/coordinator.ts";
+import { shareSessions } from "./replication.ts";
 import { RUNNER_VERSION } from "../version.ts";
 import { startInternalServer } from "./internal-server.ts";
 import { DEFAULT_TIMINGS, SessionService, type SupervisorTimings } from "./session-service.ts";
@@ -34,13 +36,18 @@ export async function runSupervisor(options: {
   backend: Backend;
   log: Logger;
   timings?: SupervisorTimings;
+  /** Several replicas: the coordination, made around the hooks that move sessions (docs/replicas.md). */
+  coordinate?: (hooks: CoordinatorHooks) => ReplicaCoordinator;
 }): Promise<RunningSupervisor> {
   startProcessMetrics("supervisor");
   const service = new SessionService(options.config, options.backend, options.log, options.timings ?? DEFAULT_TIMINGS);
   observeSessions(() => service.registry.all());
-  // Housekeeping before serving: what an earlier supervisor left is re-adopted or reaped.
-  const adopted = await service.adoptSessions();
-  if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });
+  const coordinator = options.coordinate ? shareSessions(service, options.coordinate, options.log) : undefined;
+  if (!coordinator) {
+    // Housekeeping before serving: what an earlier supervisor left is re-adopted or reaped.
+    const adopted = await service.adoptSessions();
+    if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });
+  }
   const internal = await startInternalServer({
     socketPath: options.config.internalSocketPath,
     peer: peerListener(options.config),
@@ -48,13 +55,20 @@ export async function runSupervisor(options: {
     log: options.log,
   });
   service.startWatchSupervisor();
+  // The first period before "listening": a replica that says it is up has its shards.
+  await coordinator?.start();
   options.log.info("supervisor listening", { socket: options.config.internalSocketPath, peerPort: internal.peerPort, version: RUNNER_VERSION });
   return {
     service,
     peerPort: internal.peerPort,
-    shutdown: () => internal.close(),
+    shutdown: async () => {
+      // Sessions handed to the other replicas first, so clients told to reconnect find them there.
+      await coordinator?.handOver();
+      await internal.close();
+    },
   };
 }
+
 
 /** The peer listener, when RUNNER_PEER_LISTEN is set (its loader requires the credential too). */
 function peerListener(config: CoreConfig) {

@@ -39,6 +39,8 @@ export class SessionLauncher {
       // `running` follows the workload handle, so a client that sees it can type, and use the
       // workspace, at once.
       session.attachWorkload(workload);
+      // Handed to another replica while starting: its pod is the new owner's now.
+      if (session.moved) return workload.release?.();
       if (running) this.emitStatus(session, running);
       // A stop (DELETE or shutdown) that arrived while starting takes effect now.
       if (session.userStopped || session.disposed) await workload.stop();

@@ -13,7 +13,7 @@ import { Problem } from "../contract/problem.ts";
 import { publicFailure } from "../contract/public-error.ts";
 import { parseSessionConfig } from "../contract/session-config.ts";
 import type { AppSessionBody, CreateSessionBody } from "../contract/requests.ts";
-import type { Capabilities } from "../contract/responses.ts";
+import type { Capabilities, PlacementAnswer } from "../contract/responses.ts";
 import type { AvailabilityReport, CreatedSession, ProbeConfig, SessionDocument } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
 import { type AdmissionContext, planAppSession, planSession } from "../sessions/admission.ts";
@@ -21,7 +21,7 @@ import type { Backend, StartSpec } from "../sessions/backend-seam.ts";
 import { Registry } from "../sessions/registry.ts";
 import { Session } from "../sessions/session.ts";
 import { adoptSessions } from "./adoption.ts";
-import { sessionNotFound } from "./problems.ts";
+import { notServingYet, sessionNotFound } from "./problems.ts";
 import { SessionLauncher } from "./session-launch.ts";
 import { WatchSupervisor } from "./watch-supervisor.ts";
 import { WatchSurface } from "./watch-surface.ts";
@@ -37,12 +37,20 @@ export type SupervisorTimings = {
 
 export const DEFAULT_TIMINGS: SupervisorTimings = { heartbeatMs: 20_000, watchTickMs: 5_000, resizeThrottleMs: 50 };
 
+/** With several replicas: which sessions this one serves, and ids it may admit (docs/replicas.md). */
+export type SessionOwnership = {
+  owns(sessionId: string): boolean;
+  mintSessionId(newId: () => string): string | undefined;
+  placement(): Omit<Extract<PlacementAnswer, { shared: true }>, "shared">;
+};
+
 export class SessionService {
   readonly registry: Registry;
   readonly watch: WatchSurface;
   readonly #launcher: SessionLauncher;
   readonly #watchSupervisor: WatchSupervisor;
   #shuttingDown = false;
+  #ownership: SessionOwnership | undefined;
 
   constructor(
     readonly config: CoreConfig,
@@ -69,8 +77,33 @@ export class SessionService {
     return this.#watchSupervisor.tick(now);
   }
 
-  adoptSessions(): Promise<number> {
-    return adoptSessions(this.backend, this.registry, this.#launcher, this.config, Date.now());
+  adoptSessions(mine?: (sessionId: string) => boolean): Promise<number> {
+    return adoptSessions(this.backend, this.registry, this.#launcher, this.config, Date.now(), mine);
+  }
+
+  /** Several replicas: from now on this replica admits and serves only sessions `ownership` gives it. */
+  shareWithReplicas(ownership: SessionOwnership): void {
+    this.#ownership = ownership;
+  }
+
+  /**
+   * Whether a request for `id` belongs to another replica: this one neither holds the session
+   * nor owns its shard (the api forwards by a placement that may be a period old).
+   */
+  servedElsewhere(id: string): boolean {
+    return this.#ownership !== undefined && !this.registry.get(id) && !this.#ownership.owns(id);
+  }
+
+  /** Where each shard's sessions are served, for the api's forwarding. */
+  placement(): PlacementAnswer {
+    return this.#ownership ? { shared: true, ...this.#ownership.placement() } : { shared: false };
+  }
+
+  /** The sessions `moving` selects are another replica's now: let go without ending them. */
+  handOff(moving: (sessionId: string) => boolean): number {
+    const ids = this.registry.all().map((session) => session.id).filter(moving);
+    for (const id of ids) this.registry.handOff(id);
+    return ids.length;
   }
 
   capabilities(): Capabilities {
@@ -150,7 +183,7 @@ export class SessionService {
 
   #admissionContext(): AdmissionContext {
     return {
-      sessionId: newSessionId(),
+      sessionId: this.#newSessionId(),
       now: new Date(),
       terms: this.config.terms,
       catalog: this.config.apps,
@@ -163,6 +196,13 @@ export class SessionService {
       io: this.backend.describe().io,
       supplyTelo: this.backend.supplyTelo?.bind(this.backend),
     };
+  }
+
+  #newSessionId(): string {
+    if (!this.#ownership) return newSessionId();
+    const id = this.#ownership.mintSessionId(newSessionId);
+    if (id === undefined) throw notServingYet();
+    return id;
   }
 
   #admit(plan: StartSpec): CreatedSession {

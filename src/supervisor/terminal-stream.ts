@@ -48,7 +48,7 @@ export function streamTerminal(
     },
     gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
     stopBefore: () => {
-      if (session.disposed) close = { code: CloseCodes.notFound, reason: "session not found" };
+      if (session.disposed) close = disposedClose(session);
       return session.disposed;
     },
     // Everything pushed before the terminal status has been sent: now the close.
@@ -145,4 +145,9 @@ function terminalDimension(value: unknown): number | undefined {
   if (!Number.isFinite(number)) return undefined;
   const floored = Math.floor(number);
   return floored >= 1 ? Math.min(floored, MAX_TERMINAL_SIZE) : undefined;
+}
+
+/** A disposed session's close: moved to another replica (reconnect with the seq, the new owner has it), or gone. */
+function disposedClose(session: Session): { code: number; reason: string } {
+  return session.moved ? { code: CloseCodes.serviceRestart, reason: "session moved to another replica" } : { code: CloseCodes.notFound, reason: "session not found" };
 }

@@ -45,7 +45,7 @@ describe("helm chart", () => {
     expect(objects.filter((o) => o.kind === "Secret")).toEqual([]);
     const deployment = runnerDeployment(objects);
     for (const container of deployment.spec.template.spec.containers) {
-      expect(container.env).toEqual([{ name: "RUNNER_APPS", valueFrom: { secretKeyRef: { name: "my-catalog", key: "RUNNER_APPS" } } }]);
+      expect(container.env?.[0]).toEqual({ name: "RUNNER_APPS", valueFrom: { secretKeyRef: { name: "my-catalog", key: "RUNNER_APPS" } } });
     }
   });
 

@@ -4,7 +4,7 @@ import { clusterEnvSchema } from "../../src/config/cluster-source.ts";
 import { consoleEnvSchema } from "../../src/config/console.ts";
 import { coreEnvSchema, loadCoreConfig } from "../../src/config/core.ts";
 import { kubeEnvSchema, loadKubeConfig } from "../../src/config/kube.ts";
-import { containerEnv, OVERLAYS, REPO_ROOT, render, runnerDeployment, type K8sObject } from "./render.ts";
+import { containerEnv, expansionOnly, OVERLAYS, REPO_ROOT, render, runnerDeployment, type K8sObject } from "./render.ts";
 
 /** Every variable a runner process reads (the config modules' schemas are keyed by name). */
 const READ = new Set([
@@ -20,7 +20,9 @@ const READ = new Set([
  */
 const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_MANAGED_BY: "must stay telo-k8s-runner: the session NetworkPolicy selects on it",
-  RUNNER_OWNER_ID: "default: the install's one runner owns all of its objects, unlabelled ones included (docs/ownership.md)",
+  RUNNER_OWNER_ID: "default: the install's runner replicas own all of its objects, unlabelled ones included (docs/ownership.md)",
+  RUNNER_SHARDS: "default 32 (docs/replicas.md)",
+  RUNNER_LEASE_DURATION_SECONDS: "default 15, client-go's (docs/replicas.md)",
   RUNNER_EXIT_TTL_MS: "default 4 h",
   RUNNER_REPLAY_BUFFER_BYTES: "default 5 MB",
   RUNNER_CORS_ORIGINS: "default *; the runner sits behind the control plane",
@@ -49,8 +51,7 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   HOME: "outside a pod only: where ~/.kube/config is looked for",
   RUNNER_WARM_POOL_SIZE: "off (0): each pool pod charges the session quota a run pod, which an operator sizes first (docs/kubernetes.md Warm pool)",
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: "default 600; only with the warm pool",
-  RUNNER_PEER_LISTEN: "off: a supervisor serves its own api over the Unix socket unless peers are configured (docs/relay.md)",
-  RUNNER_PEER_SECRET: "only with RUNNER_PEER_LISTEN; a Secret the operator adds (docs/relay.md)",
+  RUNNER_PEER_SECRET: "optional: the replicas keep a credential of their own in the cluster (docs/replicas.md)",
   RUNNER_PEER_SUPERVISOR: "off: the api reaches its own supervisor over the Unix socket (docs/relay.md)",
   RUNNER_TELO_VERSIONS: "default true: sessions may name a Telo version (docs/telo-versions.md)",
   RUNNER_TELO_IMAGE_REPOSITORY: "default telorun/node, the published version images",
@@ -88,8 +89,11 @@ function processEnv(objects: K8sObject[]): Record<string, string> {
 }
 
 describe("the Deployment's env and the variables the runner reads", () => {
-  it.each(OVERLAYS)("%s wires only variables the runner reads", (overlay) => {
-    const unread = [...wiredNames(render(`overlays/${overlay}`))].filter((name) => !READ.has(name));
+  it.each(OVERLAYS)("%s wires only variables the runner reads, besides the pod IP expanded into its addresses", (overlay) => {
+    const objects = render(`overlays/${overlay}`);
+    const expanded = new Set(runnerDeployment(objects).spec.template.spec.containers.flatMap(expansionOnly));
+    expect([...expanded]).toEqual(["POD_IP"]);
+    const unread = [...wiredNames(objects)].filter((name) => !READ.has(name) && !expanded.has(name));
     expect(unread).toEqual([]);
   });
 

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadCoreConfig } from "../../src/config/core.ts";
 import { loadKubeConfig } from "../../src/config/kube.ts";
+import { replicaSettings } from "../../src/config/replicas.ts";
 import { appPod } from "../../src/kube/specs/app-pod.ts";
 import { buildJob } from "../../src/kube/specs/build-job.ts";
 import type { SessionFacts } from "../../src/kube/specs/pod-common.ts";
@@ -19,6 +21,7 @@ import {
   REPO_ROOT,
   render,
   runnerDeployment,
+  SAMPLE_POD,
   TARGETS,
   type K8sObject,
 } from "./render.ts";
@@ -123,9 +126,25 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
   const env = runnerEnv(objects);
   const config = loadKubeConfig(env);
 
-  it("runs one replica with the Recreate strategy", () => {
-    expect(deployment.spec.replicas).toBe(1);
-    expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
+  it("runs three replicas, rolled one at a time with none down, spread across nodes and held by a disruption budget", () => {
+    expect(deployment.spec.replicas).toBe(3);
+    expect(deployment.spec.strategy).toEqual({ type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } });
+    const spread = (pod as { affinity?: { podAntiAffinity?: { preferredDuringSchedulingIgnoredDuringExecution?: Array<{ podAffinityTerm: { topologyKey: string; labelSelector: unknown } }> } } }).affinity;
+    expect(spread?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm).toEqual({
+      topologyKey: "kubernetes.io/hostname",
+      labelSelector: { matchLabels: { "app.kubernetes.io/name": NAME } },
+    });
+    const budget = one(objects, "PodDisruptionBudget", NAME) as K8sObject & { spec: unknown };
+    expect(budget.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": NAME } } });
+  });
+
+  it("makes each pod a replica named after itself, reachable by the others on its peer port", () => {
+    // The terms file is mounted in the pod, not here: only the replica settings are read.
+    const core = loadCoreConfig({ ...env, RUNNER_TERMS_FILE: undefined });
+    const replicas = replicaSettings(core.replicas, core.peer, config.warmPool.size);
+    expect(replicas).toMatchObject({ identity: SAMPLE_POD["metadata.name"], peerAddress: `${SAMPLE_POD["status.podIP"]}:8065` });
+    const [, supervisor] = pod.containers;
+    expect(supervisor!.ports).toContainEqual({ name: "peer", containerPort: 8065, protocol: "TCP" });
   });
 
   it("runs the api and the supervisor as two hardened containers of one image, same uid", () => {
@@ -186,7 +205,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     }
   });
 
-  it("points RUNNER_SELF_URL at the bundle-fetch listener through the Service", () => {
+  it("points RUNNER_SELF_URL at its own replica's bundle-fetch listener, which the Service also exposes", () => {
     const service = one(objects, "Service", NAME) as K8sObject & {
       spec: { type: string; ports: Array<{ name: string; port: number; targetPort: string | number }> };
     };
@@ -195,12 +214,14 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     expect(Object.keys(byName).sort()).toEqual(["bundles", "http"]);
     const [api, supervisor] = pod.containers;
     expect(api!.ports).toEqual([{ name: "http", containerPort: Number(env.PORT), protocol: "TCP" }]);
-    expect(supervisor!.ports).toEqual([{ name: "bundles", containerPort: Number(env.RUNNER_BUNDLE_PORT), protocol: "TCP" }]);
+    expect(supervisor!.ports).toEqual([
+      { name: "bundles", containerPort: Number(env.RUNNER_BUNDLE_PORT), protocol: "TCP" },
+      { name: "peer", containerPort: 8065, protocol: "TCP" },
+    ]);
     expect(byName.http).toMatchObject({ port: Number(env.PORT), targetPort: "http" });
     expect(byName.bundles).toMatchObject({ port: Number(env.RUNNER_BUNDLE_PORT), targetPort: "bundles" });
-    expect(config.selfUrl).toBe(
-      `http://${service.metadata.name}.${service.metadata.namespace}.svc:${byName.bundles!.port}`,
-    );
+    // A session's bundle is staged in the replica that admitted it: its pods fetch from that pod.
+    expect(config.selfUrl).toBe(`http://${SAMPLE_POD["status.podIP"]}:${byName.bundles!.port}`);
     expect(config.sessionPods.namespace).toBe(SESSION_NS);
   });
 

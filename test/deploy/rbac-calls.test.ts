@@ -43,8 +43,9 @@ const rulesOf = (overlay: string) => rulesForServiceAccount(render(`overlays/${o
 
 /**
  * Calls the runner makes that the manifests refuse on purpose: reading the registry push Secret
- * for the authenticated existence check. The runner never gets Secret access; without it the
- * check goes anonymous (and a private registry means "build"), which the code handles.
+ * for the authenticated existence check. The runner reads no Secret but the replicas' peer
+ * credential, by name; without it the check goes anonymous (and a private registry means
+ * "build"), which the code handles.
  */
 const DELIBERATELY_DENIED: ApiRequest[] = [{ verb: "get", apiGroup: "", resource: "secrets", namespace: "telo-builds" }];
 
@@ -186,10 +187,12 @@ describe("the runner's RBAC grants nothing the runner does not use", () => {
 
   it("every call the source can make is granted, except the documented Secret read", () => {
     const rules = rulesOf("build");
+    // A grant limited to named objects (the replicas' peer credential) grants none of the others.
     const granted = (call: { verb: string; apiGroup: string; resource: string }) =>
       rules.some((scope) =>
         scope.rules.some(
           (rule) =>
+            !rule.resourceNames &&
             (rule.apiGroups ?? []).includes(call.apiGroup) &&
             (rule.resources ?? []).includes(call.resource) &&
             rule.verbs.includes(call.verb),

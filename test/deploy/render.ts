@@ -71,8 +71,11 @@ export function one(objects: K8sObject[], kind: string, name?: string): K8sObjec
 export type EnvVar = {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string } };
+  valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
 };
+
+/** What the downward API gives a runner pod in these tests: a pod of the Deployment, its IP. */
+export const SAMPLE_POD = { "metadata.name": "telo-k8s-runner-5d8c7b9f4-x2k9q", "status.podIP": "10.244.0.17" } as const;
 export type Container = {
   name: string;
   image: string;
@@ -120,8 +123,20 @@ export function containerEnv(objects: K8sObject[], container: Container): Map<st
     }
     if (source.secretRef) throw new Error("envFrom a Secret is not expected (name the keys with secretKeyRef)");
   }
-  for (const e of container.env ?? []) env.set(e.name, e);
+  // As the kubelet does: a field of the pod's own, and $(NAME) of a variable defined before.
+  for (const e of container.env ?? []) {
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    const value = field !== undefined ? SAMPLE_POD[field as keyof typeof SAMPLE_POD] : e.value?.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name: string) => env.get(name)?.value ?? ref);
+    if (field !== undefined && value === undefined) throw new Error(`no sample value for the downward API field ${field}`);
+    env.set(e.name, value === undefined ? e : { name: e.name, value });
+  }
   return env;
+}
+
+/** Variables the Deployment defines only to be expanded into others ($(NAME)), which the runner never reads. */
+export function expansionOnly(container: Container): string[] {
+  const referenced = new Set((container.env ?? []).flatMap((e) => [...(e.value ?? "").matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)].map((m) => m[1]!)));
+  return [...referenced];
 }
 
 /** The plain value of a variable in the runner's env (every container agrees on it). */

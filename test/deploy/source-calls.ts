@@ -1,6 +1,6 @@
 /**
  * The Kubernetes API calls the runner's source can make, read from the code: every method called
- * on the typed clients of src/kube/cluster/api.ts (`core`, `networking`, `batch`, `custom`), every watch
+ * on the typed clients of src/kube/cluster/api.ts (`core`, `networking`, `batch`, `coordination`, `custom`), every watch
  * path and every attach. Complements the calls recorded against the simulated cluster, which
  * only cover the paths the tests drive. An unknown method fails loudly so the map stays complete.
  */
@@ -10,7 +10,7 @@ import { REPO_ROOT } from "./render.ts";
 
 export type SourceCall = { verb: string; apiGroup: string; resource: string };
 
-const CLIENT_GROUP: Record<string, string> = { core: "", networking: "networking.k8s.io", batch: "batch" };
+const CLIENT_GROUP: Record<string, string> = { core: "", networking: "networking.k8s.io", batch: "batch", coordination: "coordination.k8s.io" };
 
 const KIND_RESOURCE: Record<string, string> = {
   Pod: "pods",
@@ -24,6 +24,7 @@ const KIND_RESOURCE: Record<string, string> = {
   Ingress: "ingresses",
   IngressClass: "ingressclasses",
   Job: "jobs",
+  Lease: "leases",
 };
 
 const VERB: Record<string, string> = {
@@ -69,7 +70,7 @@ export function sourceApiCalls(): SourceCall[] {
   const add = (call: SourceCall) => calls.set(`${call.verb} ${call.apiGroup}/${call.resource}`, call);
   for (const file of sourceFiles()) {
     const text = readFileSync(file, "utf8");
-    for (const m of text.matchAll(/\.(core|networking|batch|custom)\.(\w+)\(/g)) add(methodCall(m[1]!, m[2]!, file, text));
+    for (const m of text.matchAll(/\.(core|networking|batch|coordination|custom)\.(\w+)\(/g)) add(methodCall(m[1]!, m[2]!, file, text));
     for (const m of text.matchAll(/\.watch\.watch\(\s*`([^`]*)`/g)) {
       const path = /\/api\/v1\/(?:namespaces\/[^/]+\/)?(\w+)$|\/apis\/([^/]+)\/[^/]+\/(?:namespaces\/[^/]+\/)?(\w+)$/.exec(m[1]!);
       if (!path) throw new Error(`${file}: unmapped watch path ${m[1]}`);

@@ -35,7 +35,7 @@ function holder(store: LeaseStore, identity: string, now: () => number, name = "
 
 describe("one Lease, two holders", () => {
   it("lets one acquire and renew while the other waits, then the other take over once the first stopped renewing for a lease duration on the observer's clock", async () => {
-    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
     const a = clock(1_000_000);
     const b = clock(9_000_000_000);
     const first = holder(store, "replica-a", a.now);
@@ -65,7 +65,7 @@ describe("one Lease, two holders", () => {
   });
 
   it("a holder paused within its renew deadline still holds by its clock, but its renew loses with 409 to the successor's write", async () => {
-    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
     const a = clock(0);
     const b = clock(0);
     const first = holder(store, "replica-a", a.now);
@@ -81,7 +81,7 @@ describe("one Lease, two holders", () => {
   });
 
   it("a stale release cannot undo the successor: it is conditional on the version the releaser last wrote", async () => {
-    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
     const a = clock(0);
     const b = clock(0);
     const first = holder(store, "replica-a", a.now);
@@ -96,7 +96,7 @@ describe("one Lease, two holders", () => {
   });
 
   it("hands over on a graceful release: the successor acquires on its next step without waiting out the duration", async () => {
-    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
     const a = clock(50_000);
     const b = clock(70_000);
     const first = holder(store, "replica-a", a.now);
@@ -112,7 +112,7 @@ describe("one Lease, two holders", () => {
   });
 
   it("settles two simultaneous creates and two simultaneous takeovers by the apiserver: one wins, the other gets its 409 and holds nothing", async () => {
-    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
     const a = clock(0);
     const b = clock(0);
     const first = holder(store, "replica-a", a.now);
@@ -135,7 +135,7 @@ describe("one Lease, two holders", () => {
 
 describe("a holder on its timer", () => {
   it("keeps renewing every retry period while it runs, and a second running holder takes the Lease once the first stops and releases it", async () => {
-    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
     const timing = { durationSeconds: 30, renewDeadlineMs: 20_000, retryMs: 50 };
     const first = new LeaseHolder({ store, name: "timed", identity: "replica-a", timing, meta, now: Date.now });
     const second = new LeaseHolder({ store, name: "timed", identity: "replica-b", timing, meta, now: Date.now });
@@ -201,7 +201,7 @@ describe("three replicas sharing shards", () => {
   const SHARDS = 8;
 
   it("converge on the rendezvous assignment, take a crashed replica's shards after a lease duration, and a leaving one's at once", async () => {
-    const store = new LeaseStore(kc.makeApiClient(CoordinationV1Api), await freshNamespace(c));
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
     const [a, b, cc] = [replica(store, "runner-a", 0, SHARDS), replica(store, "runner-b", 5e9, SHARDS), replica(store, "runner-c", 9e9, SHARDS)];
     await rounds([a, b, cc], 3);
     expect((await a.directory.refresh()).map((m) => m.peerAddress)).toEqual(["runner-a.peers:8063", "runner-b.peers:8063", "runner-c.peers:8063"]);

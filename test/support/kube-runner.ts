@@ -143,7 +143,7 @@ async function startProcesses(input: {
       // The internal socket opens after boot housekeeping; the api answers 503 until then.
       await waitFor("the supervisor's internal socket", async () => {
         if (child.exitCode !== null) throw new Error(`supervisor exited (${child.exitCode}): ${capturedStderr(child)}`);
-        return (await fetch(`${baseUrl}/v1/sessions/none`).catch(() => undefined))?.status === 404 || !api || undefined;
+        return !api || (await supervisorAnswers(baseUrl)) || undefined;
       });
     },
     stopSupervisor: (signal) => stopChild(supervisor, signal),
@@ -152,7 +152,7 @@ async function startProcesses(input: {
       const child = api;
       await waitFor("the api process", async () => {
         if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
-        return (await fetch(`${baseUrl}/v1/sessions/none`)).status === 404 || undefined;
+        return (await supervisorAnswers(baseUrl)) || undefined;
       });
     },
     stopApi: (signal) => stopChild(api, signal),
@@ -170,6 +170,19 @@ async function startProcesses(input: {
   await runner.startSupervisor();
   await runner.startApi();
   return runner;
+}
+
+/**
+ * Whether the api reaches a supervisor that answers for sessions: an unknown session is 404, or,
+ * among several replicas, 503 `session_moving` when its shard is held by no replica yet or by one
+ * of another placement (anything but `supervisor_unavailable`).
+ */
+async function supervisorAnswers(baseUrl: string): Promise<boolean> {
+  const response = await fetch(`${baseUrl}/v1/sessions/none`).catch(() => undefined);
+  if (response?.status === 404) return true;
+  if (response?.status !== 503) return false;
+  const body = (await response.json().catch(() => ({}))) as { error?: string };
+  return body.error === "session_moving";
 }
 
 /**

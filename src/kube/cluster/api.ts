@@ -5,6 +5,7 @@
 import {
   ApisApi,
   BatchV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
@@ -19,6 +20,8 @@ export type KubeApi = {
   core: CoreV1Api;
   networking: NetworkingV1Api;
   batch: BatchV1Api;
+  /** Leases of the replicas (src/replicas/). */
+  coordination: CoordinationV1Api;
   custom: CustomObjectsApi;
   apis: ApisApi;
   watch: Watch;
@@ -32,6 +35,7 @@ export function kubeApi(kubeConfig: KubeConfig): KubeApi {
     core: countedApiClient(kubeConfig, CoreV1Api, authentication),
     networking: countedApiClient(kubeConfig, NetworkingV1Api, authentication),
     batch: countedApiClient(kubeConfig, BatchV1Api, authentication),
+    coordination: countedApiClient(kubeConfig, CoordinationV1Api, authentication),
     custom: countedApiClient(kubeConfig, CustomObjectsApi, authentication),
     apis: countedApiClient(kubeConfig, ApisApi, authentication),
     watch: new Watch(kubeConfig),

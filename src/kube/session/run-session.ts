@@ -315,6 +315,12 @@ export class RunSession {
         await this.#pod?.delete();
         await this.#finish({ kind: "stopped" });
       },
+      release: () => {
+        if (this.#finished) return;
+        this.#finished = true;
+        this.#release();
+        this.#resolveDone();
+      },
     };
   }
 }

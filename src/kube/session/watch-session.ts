@@ -371,6 +371,11 @@ export class WatchSession {
       },
       suspend: () => this.#close(false),
       stop: () => this.#close(true),
+      release: () => {
+        if (this.#finished) return;
+        this.#releaseRuntime();
+        this.#end();
+      },
     };
   }
 }

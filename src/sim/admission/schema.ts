@@ -29,6 +29,7 @@ import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { IngressClass } from "kubernetes-models/networking.k8s.io/v1/IngressClass";
 import { RuntimeClass } from "kubernetes-models/node.k8s.io/v1/RuntimeClass";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
@@ -63,6 +64,7 @@ const MODELS: ReadonlyArray<readonly [apiVersion: string, kind: string, model: M
   ["networking.k8s.io/v1", "IngressClass", IngressClass],
   ["networking.k8s.io/v1", "NetworkPolicy", NetworkPolicy],
   ["node.k8s.io/v1", "RuntimeClass", RuntimeClass],
+  ["policy/v1", "PodDisruptionBudget", PodDisruptionBudget],
   ["rbac.authorization.k8s.io/v1", "Role", Role],
   ["rbac.authorization.k8s.io/v1", "RoleBinding", RoleBinding],
   ["rbac.authorization.k8s.io/v1", "ClusterRole", ClusterRole],

@@ -1,0 +1,178 @@
+/**
+ * One replica's part in the coordination (docs/replicas.md): every retry period it renews its
+ * member Lease, reads the live members, acquires or releases shards by the rendezvous plan and
+ * tries for the duties Lease; it tells the supervisor which shards it gained and lost, and
+ * answers where each shard's sessions live now (the placement the api forwards by).
+ */
+import { createHash } from "node:crypto";
+import type { ReplicaSettings } from "../config/replicas.ts";
+import type { Logger } from "../log.ts";
+import { LeaseHolder } from "./lease-holder.ts";
+import type { LeaseStore } from "./lease-store.ts";
+import { type Member, MemberDirectory, ROLE_LABEL, leaseNames, memberMeta } from "./membership.ts";
+import { shardOf } from "./rendezvous.ts";
+import { ShardOwnership } from "./shards.ts";
+
+/** What the supervisor does when the coordination moves sessions. */
+export interface CoordinatorHooks {
+  /** Shards about to be released or already lapsed: stop acting on their sessions. */
+  releasing(shards: number[]): Promise<void>;
+  /** Shards newly held: take over their sessions. */
+  acquired(shards: number[]): Promise<void>;
+  /** The singleton duties were gained. */
+  dutiesGained(): Promise<void>;
+}
+
+/** Where each shard's sessions are served: a peer address, or null while nobody holds it. */
+export type Placement = { identity: string; peerAddress: string; credential: string; owners: (string | null)[] };
+
+/** Lease names are DNS subdomains: an owner id that is not one is named by its hash. */
+export function leasePrefix(ownerId: string): string {
+  if (/^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/.test(ownerId)) return `telo-runner-${ownerId}`;
+  return `telo-runner-${createHash("sha256").update(ownerId).digest("hex").slice(0, 12)}`;
+}
+
+export class ReplicaCoordinator {
+  readonly #settings: ReplicaSettings;
+  readonly #credential: string;
+  readonly #hooks: CoordinatorHooks;
+  readonly #log: Logger;
+  readonly #member: LeaseHolder;
+  readonly #duties: LeaseHolder;
+  readonly #directory: MemberDirectory;
+  readonly #shards: ShardOwnership;
+  #members: Member[] = [];
+  #held = new Set<number>();
+  #hadDuties = false;
+  #timer: NodeJS.Timeout | undefined;
+  #period: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: {
+    store: LeaseStore;
+    settings: ReplicaSettings;
+    ownerId: string;
+    /** The peer credential, which the api presents to the other replicas' supervisors. */
+    credential: string;
+    hooks: CoordinatorHooks;
+    log: Logger;
+    now?: () => number;
+  }) {
+    const { store, settings, ownerId } = options;
+    const now = options.now ?? Date.now;
+    const prefix = leasePrefix(ownerId);
+    const names = leaseNames(prefix);
+    this.#settings = settings;
+    this.#credential = options.credential;
+    this.#hooks = options.hooks;
+    this.#log = options.log.child({ replica: settings.identity });
+    const holder = (name: string, meta: { labels: Record<string, string>; annotations: Record<string, string> }) =>
+      new LeaseHolder({ store, name, identity: settings.identity, timing: settings.timing, meta, now });
+    this.#member = holder(names.member(settings.identity), memberMeta(ownerId, settings.peerAddress));
+    this.#duties = holder(names.duties, { labels: { [ROLE_LABEL]: "duties", "app.kubernetes.io/instance": ownerId }, annotations: {} });
+    this.#directory = new MemberDirectory(store, ownerId, now);
+    this.#shards = new ShardOwnership({ store, prefix, installation: ownerId, identity: settings.identity, shardCount: settings.shardCount, timing: settings.timing, now });
+  }
+
+  get identity(): string {
+    return this.#settings.identity;
+  }
+
+  /** Runs the first period, then one every retry period until `handOver`. */
+  async start(): Promise<void> {
+    await this.#runPeriod();
+    const tick = () => {
+      this.#timer = setTimeout(() => {
+        this.#period = this.#runPeriod().finally(() => {
+          if (!this.#stopped) tick();
+        });
+      }, this.#settings.timing.retryMs);
+    };
+    tick();
+  }
+
+  shardOf(sessionId: string): number {
+    return shardOf(sessionId, this.#settings.shardCount);
+  }
+
+  /** Whether this replica may act on the session now: its shard is held, within the renew deadline. */
+  owns(sessionId: string): boolean {
+    return this.#shards.termOf(this.shardOf(sessionId)) !== undefined;
+  }
+
+  /**
+   * A fresh session id whose shard this replica holds, so that the replica that admits a session
+   * also owns it; undefined while it holds no shard.
+   */
+  mintSessionId(newId: () => string): string | undefined {
+    // Bounded: a hold lapsing meanwhile must not spin forever.
+    for (let attempt = 0; attempt < 64 * this.#settings.shardCount && this.#shards.held().size > 0; attempt++) {
+      const id = newId();
+      if (this.owns(id)) return id;
+    }
+    return undefined;
+  }
+
+  placement(): Placement {
+    const addresses = new Map(this.#members.map((member) => [member.identity, member.peerAddress]));
+    addresses.set(this.#settings.identity, this.#settings.peerAddress);
+    const owners = Array.from({ length: this.#settings.shardCount }, (_, shard) => {
+      const holder = this.#shards.holderOf(shard);
+      return holder === undefined ? null : (addresses.get(holder) ?? null);
+    });
+    return { identity: this.#settings.identity, peerAddress: this.#settings.peerAddress, credential: this.#credential, owners };
+  }
+
+  /**
+   * A graceful exit: no more periods; this replica's sessions let go; every shard, the duties
+   * and the member Lease given up, so the others take the shards on their next period.
+   */
+  async handOver(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#period;
+    await this.#hooks.releasing([...this.#held]);
+    this.#held.clear();
+    await this.#shards.releaseAll();
+    await Promise.allSettled([this.#duties.release(), this.#member.remove()]);
+  }
+
+  async #runPeriod(): Promise<void> {
+    try {
+      await this.#member.step();
+      this.#members = await this.#directory.refresh().catch(() => this.#directory.live());
+      await this.#shards.step(
+        this.#members.map((member) => member.identity),
+        (shards) => this.#letGo(shards),
+      );
+      await this.#settle();
+      const duties = await this.#duties.step();
+      if (duties.held && !this.#hadDuties) await this.#hooks.dutiesGained();
+      this.#hadDuties = duties.held;
+    } catch (error) {
+      this.#log.warn("a replica coordination period failed; the next one retries", { error });
+    }
+  }
+
+  /** Sessions of shards being released stop before the release is written. */
+  async #letGo(shards: number[]): Promise<void> {
+    await this.#hooks.releasing(shards);
+    for (const shard of shards) this.#held.delete(shard);
+  }
+
+  /** After a step: lapsed shards let go, new ones taken over. */
+  async #settle(): Promise<void> {
+    const now = new Set(this.#shards.held().keys());
+    const lost = [...this.#held].filter((shard) => !now.has(shard));
+    const gained = [...now].filter((shard) => !this.#held.has(shard));
+    this.#held = now;
+    if (lost.length > 0) {
+      this.#log.warn("shards lapsed; their sessions are let go", { shards: lost });
+      await this.#hooks.releasing(lost);
+    }
+    if (gained.length > 0) {
+      this.#log.info("shards acquired", { shards: gained });
+      await this.#hooks.acquired(gained);
+    }
+  }
+}

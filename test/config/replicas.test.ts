@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { loadCoreConfig } from "../../src/config/core.ts";
+import { loadKubeConfig } from "../../src/config/kube.ts";
+import { leaseTiming, replicaSettings } from "../../src/config/replicas.ts";
+import { timingProblem } from "../../src/replicas/lease-rules.ts";
+
+const SELF_URL = "http://10.0.0.5:8063";
+const SECRET = "a-shared-credential-of-enough-length-0123";
+
+/** The replica settings both processes' variables give, as the supervisor's startup computes them. */
+function settings(env: Record<string, string>, warmPool = "0") {
+  const all = { RUNNER_SELF_URL: SELF_URL, RUNNER_WARM_POOL_SIZE: warmPool, ...env };
+  const kube = loadKubeConfig(all);
+  const core = loadCoreConfig(all);
+  return replicaSettings(core.replicas, core.peer, kube.warmPool.size);
+}
+
+describe("replica settings", () => {
+  it("are off without RUNNER_REPLICA_ID: one replica, as every install before", () => {
+    expect(settings({})).toBeUndefined();
+  });
+
+  it("read the identity, the advertised address, the shard count and the lease timing", () => {
+    const read = settings({
+      RUNNER_REPLICA_ID: "telo-k8s-runner-7f9c-abcde",
+      RUNNER_PEER_LISTEN: "0.0.0.0:8065",
+      RUNNER_PEER_SECRET: SECRET,
+      RUNNER_PEER_ADVERTISE: "10.0.0.5:8065",
+      RUNNER_SHARDS: "16",
+      RUNNER_LEASE_DURATION_SECONDS: "30",
+    });
+    expect(read).toEqual({ identity: "telo-k8s-runner-7f9c-abcde", peerAddress: "10.0.0.5:8065", shardCount: 16, timing: { durationSeconds: 30, renewDeadlineMs: 20_000, retryMs: 4_000 } });
+  });
+
+  it("advertise the peer listener's own address when it names one", () => {
+    const read = settings({ RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "127.0.0.1:9000", RUNNER_PEER_SECRET: SECRET });
+    expect(read).toMatchObject({ peerAddress: "127.0.0.1:9000", shardCount: 32, timing: { durationSeconds: 15, renewDeadlineMs: 10_000, retryMs: 2_000 } });
+    expect(settings({ RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "[::1]:9000", RUNNER_PEER_SECRET: SECRET })?.peerAddress).toBe("[::1]:9000");
+  });
+
+  it.each([
+    [{ RUNNER_REPLICA_ID: "Replica_A" }, "RUNNER_REPLICA_ID must be a DNS-1123 label"],
+    [{ RUNNER_REPLICA_ID: "a" }, "RUNNER_REPLICA_ID needs RUNNER_PEER_LISTEN"],
+    [{ RUNNER_PEER_LISTEN: "127.0.0.1:9000" }, "RUNNER_PEER_LISTEN needs RUNNER_PEER_SECRET"],
+    [{ RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "0.0.0.0:8065", RUNNER_PEER_SECRET: SECRET }, "needs RUNNER_PEER_ADVERTISE"],
+    [{ RUNNER_PEER_ADVERTISE: "10.0.0.5:8065" }, "RUNNER_PEER_ADVERTISE needs RUNNER_REPLICA_ID"],
+    [{ RUNNER_REPLICA_ID: "a", RUNNER_PEER_ADVERTISE: "pod-a:8065" }, "RUNNER_PEER_ADVERTISE must be IP:port"],
+    [{ RUNNER_SHARDS: "2048" }, "RUNNER_SHARDS must be at most 1024"],
+    [{ RUNNER_LEASE_DURATION_SECONDS: "1" }, "RUNNER_LEASE_DURATION_SECONDS must be at least 2"],
+  ])("refuse %j", (env, message) => expect(() => settings(env)).toThrow(message));
+
+  it("refuse the warm pool beside several replicas, which it does not serve yet", () => {
+    expect(() => settings({ RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "127.0.0.1:9000", RUNNER_PEER_SECRET: SECRET }, "2")).toThrow(
+      "RUNNER_WARM_POOL_SIZE must be 0 with RUNNER_REPLICA_ID",
+    );
+  });
+
+  it("keep client-go's proportions at every allowed duration, which the Lease rules accept", () => {
+    for (let seconds = 2; seconds <= 120; seconds++) expect(timingProblem(leaseTiming(seconds))).toBeUndefined();
+  });
+});
