@@ -1,8 +1,9 @@
 /**
  * The Kubernetes backend (docs/kubernetes.md): sessions as pods in the session namespace, followed by
  * one shared pod watch; probe, capabilities and the config gate; and at boot, the re-adoption
- * of session pods an earlier supervisor left running, the reap of what no record explains, and
- * the sweep of workspace-app ConfigMaps no pod mounts.
+ * of session pods an earlier supervisor left running (their workload tokens read back), the reap
+ * of what no record explains, and the sweep of workspace-app ConfigMaps no pod mounts and of
+ * token Secrets no pod reads.
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
@@ -28,6 +29,7 @@ import {
   runtimeClassVerdict,
 } from "./status/runtime-class.ts";
 import { WatchSession } from "./session/watch-session.ts";
+import { adoptedToken, sweepTokenSecrets } from "./session/token-secret-calls.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 import { unreleasedReason } from "../sessions/telo-gate.ts";
 import { namesTeloVersion } from "./specs/kernel-image.ts";
@@ -101,9 +103,11 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       );
       pool?.start();
       // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
-      await sweepWorkspaceConfigMaps(ctx);
-      return current.map(({ pod, record }): AdoptableSession => {
-        const spec = specFromRecord(record, pod, options.catalog);
+      await Promise.all([sweepWorkspaceConfigMaps(ctx), sweepTokenSecrets(ctx)]);
+      const tokens = await Promise.all(current.map(({ pod, record }) => adoptedToken(ctx, pod, record.mode === "watch" ? "agent" : "app")));
+      return current.map(({ pod, record }, index): AdoptableSession => {
+        const token = tokens[index];
+        const spec = { ...specFromRecord(record, pod, options.catalog), ...(token && { token }) };
         const resume =
           record.mode === "watch"
             ? (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod)

@@ -24,6 +24,7 @@ import { WORKSPACE_APP_MANIFEST } from "../workspace-app/manifest.ts";
 import { followApp } from "./relays.ts";
 import { sessionFacts } from "./session-facts.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
+import { createSessionPod } from "./token-secret-calls.ts";
 import { ContainerTerminal } from "./container-terminal.ts";
 import { ensureWorkspaceConfigMap } from "./ensure-workspace-configmap.ts";
 import type { PodWorkspaceClient } from "./workspace-client.ts";
@@ -115,8 +116,9 @@ export class WatchSession {
       onProgress: (message) => this.#callbacks.emit({ type: "progress", phase: "provision", message }),
     });
     try {
+      const token = this.#spec.token;
       if (suffix === undefined) pod.check();
-      else await pod.create(this.#podBody(suffix));
+      else await createSessionPod(this.#ctx, pod, this.#podBody(suffix), token && { sessionId: this.#spec.sessionId, value: token.value });
       const { pod: current } = await pod.started;
       const runtime = watchRuntime(pod, current);
       this.#runtime = runtime;
@@ -153,6 +155,7 @@ export class WatchSession {
       nameSuffix,
       workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST, config.sessionPods.ownerId),
       ...(this.#spec.agent && { agent: this.#spec.agent }),
+      ...(this.#spec.token && { agentTokenEnv: this.#spec.token.env }),
     });
     pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.extraPodAnnotations(spec) };
     return pod;
