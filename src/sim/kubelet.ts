@@ -61,7 +61,7 @@ type EnvEntry = { name: string; value?: string; valueFrom?: { secretKeyRef?: Key
  * pod's namespace's Secrets and ConfigMaps (`valueFrom`). A reference to a missing object or key
  * that is not optional is why the container cannot be created, in the kubelet's words.
  */
-export function resolveEnv(store: Store, namespace: string, spec: KubeObject["spec"]): { env: Record<string, string> } | { problem: string } {
+function resolveEnv(store: Store, namespace: string, spec: KubeObject["spec"]): { env: Record<string, string> } | { problem: string } {
   const env: Record<string, string> = {};
   for (const entry of (spec.env ?? []) as EnvEntry[]) {
     if (typeof entry.value === "string") env[entry.name] = entry.value;

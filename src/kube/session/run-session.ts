@@ -61,9 +61,8 @@ export class RunSession {
     }
     const body = await this.#buildPod();
     const pod = this.#follow(body.metadata!.name!);
-    const token = this.#spec.token;
     try {
-      await createSessionPod(this.#ctx, pod, body, token && { sessionId: this.#spec.sessionId, value: token.value });
+      await createSessionPod(this.#ctx, pod, body, this.#spec);
     } catch (error) {
       // The staged bundle goes with the start that never got a pod.
       this.#release();

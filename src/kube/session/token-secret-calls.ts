@@ -7,7 +7,7 @@
  * the Secret itself; a runner that dies in between leaves it to the boot sweep.
  */
 import type { V1Pod, V1Secret } from "@kubernetes/client-node";
-import { SessionStartError } from "../../sessions/backend-seam.ts";
+import { SessionStartError, type StartSpec } from "../../sessions/backend-seam.ts";
 import type { WorkloadToken } from "../../sessions/workload-token.ts";
 import { withDeadline } from "../cluster/api.ts";
 import { CALL_DEADLINE_MS } from "../cluster/pod-calls.ts";
@@ -22,13 +22,13 @@ import type { SessionPod } from "./session-pod.ts";
  * Creates a session pod; with a token, its Secret around it as above. Throws a
  * SessionStartError at stage `create`, having deleted what it made (the pod, the Secret).
  */
-export async function createSessionPod(ctx: KubeContext, pod: SessionPod, body: V1Pod, token: { sessionId: string; value: string } | undefined): Promise<void> {
-  if (token === undefined) {
+export async function createSessionPod(ctx: KubeContext, pod: SessionPod, body: V1Pod, spec: Pick<StartSpec, "sessionId" | "token">): Promise<void> {
+  if (spec.token === undefined) {
     await pod.create(body);
     return;
   }
   const { namespace, managedBy, ownerId } = ctx.config.sessionPods;
-  const secret = tokenSecret({ podName: pod.name, sessionId: token.sessionId, namespace, stamp: { managedBy, ownerId }, token: token.value });
+  const secret = tokenSecret({ podName: pod.name, sessionId: spec.sessionId, namespace, stamp: { managedBy, ownerId }, token: spec.token.value });
   const name = secret.metadata!.name!;
   let created: V1Secret;
   try {

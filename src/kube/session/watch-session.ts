@@ -116,9 +116,8 @@ export class WatchSession {
       onProgress: (message) => this.#callbacks.emit({ type: "progress", phase: "provision", message }),
     });
     try {
-      const token = this.#spec.token;
       if (suffix === undefined) pod.check();
-      else await createSessionPod(this.#ctx, pod, this.#podBody(suffix), token && { sessionId: this.#spec.sessionId, value: token.value });
+      else await createSessionPod(this.#ctx, pod, this.#podBody(suffix), this.#spec);
       const { pod: current } = await pod.started;
       const runtime = watchRuntime(pod, current);
       this.#runtime = runtime;
