@@ -13,6 +13,7 @@ const complaint = {
   port: "has an invalid 'port' — expected an integer in 1..65535.",
   title: "has an invalid 'title' — expected a string.",
   description: "has an invalid 'description' — expected a string.",
+  tokenEnv: "has an invalid 'tokenEnv' — expected an environment variable name (letters, digits, '_', '-', '.', not starting with a digit).",
 };
 
 /**
@@ -29,6 +30,8 @@ const CatalogFieldsSchema = v.object({
   ),
   title: v.optional(v.string(complaint.title)),
   description: v.optional(v.string(complaint.description)),
+  /** The env variable a per-session workload token is delivered in (docs/events-and-tokens.md). */
+  tokenEnv: v.optional(v.pipe(v.string(complaint.tokenEnv), v.regex(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, complaint.tokenEnv))),
   // The object's own issue is a missing required key, and only `image` is required.
 }, complaint.image);
 

@@ -30,7 +30,14 @@ export const RunnerEndpointSchema = v.object({
   protocol: ProtocolSchema,
   url: v.optional(v.string()),
   /** The session's workload token, when the app's catalog entry names a `tokenEnv`. */
-  token: v.optional(v.string()),
+  token: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "The session's workload token (32 base32 characters, 160 random bits), on the endpoints of an app session whose catalog entry names a `tokenEnv` and on `running.agent` when the agent's entry does; the workload reads the same value from that env variable (docs/events-and-tokens.md).",
+      ),
+    ),
+  ),
 });
 export type RunnerEndpoint = v.InferOutput<typeof RunnerEndpointSchema>;
 

@@ -1,15 +1,16 @@
 /**
  * The Kubernetes backend (docs/kubernetes.md): sessions as pods in the session namespace, followed by
  * one shared pod watch; probe, capabilities and the config gate; and at boot, the re-adoption
- * of session pods an earlier supervisor left running, the reap of what no record explains, and
- * the sweep of workspace-app ConfigMaps no pod mounts.
+ * of session pods an earlier supervisor left running (their workload tokens read back), the reap
+ * of what no record explains, and the sweep of workspace-app ConfigMaps no pod mounts and of
+ * token Secrets no pod reads.
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
 import type { AvailabilityReport } from "../contract/wire.ts";
 import type { AdoptableSession, Backend, StartSpec } from "../sessions/backend-seam.ts";
 import type { KubeContext } from "./context.ts";
-import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
+import { partitionBootPods, reapFailureMessage, settled, staleWorkspaceConfigMaps, SWEEP_MIN_AGE_MS } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./images/image-picker.ts";
 import { notOfferedMessage } from "./images/image-catalog.ts";
 import { withDeadline } from "./cluster/api.ts";
@@ -28,6 +29,7 @@ import {
   runtimeClassVerdict,
 } from "./status/runtime-class.ts";
 import { WatchSession } from "./session/watch-session.ts";
+import { adoptedToken, sweepTokenSecrets } from "./session/token-secret-calls.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 import { unreleasedReason } from "../sessions/telo-gate.ts";
 import { namesTeloVersion } from "./specs/kernel-image.ts";
@@ -92,12 +94,14 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       await ctx.watcher.ready;
       const boot = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
       // One replica alone: every session is its own, and the boot housekeeping is too.
-      if (!mine) await housekeep(ctx, pool, boot);
+      if (!mine) await housekeep(ctx, pool, boot, 0);
       const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
       const { current, superseded } = newestPodPerSession(ours);
       await reapPods(ctx, mine ? superseded : []);
-      return current.map(({ pod, record }): AdoptableSession => {
-        const spec = specFromRecord(record, pod, options.catalog);
+      const tokens = await Promise.all(current.map(({ pod, record }) => adoptedToken(ctx, pod, record.mode === "watch" ? "agent" : "app")));
+      return current.map(({ pod, record }, index): AdoptableSession => {
+        const token = tokens[index];
+        const spec = { ...specFromRecord(record, pod, options.catalog), ...(token && { token }) };
         const resume =
           record.mode === "watch"
             ? (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod)
@@ -108,7 +112,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 
     async housekeep() {
       await ctx.watcher.ready;
-      await housekeep(ctx, pool, partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods));
+      await housekeep(ctx, pool, partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods), SWEEP_MIN_AGE_MS);
     },
 
     async close() {
@@ -124,7 +128,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
  * (superseded), pool pods when the pool is off; the warm pool takes the rest of its pods; stale
  * workspace ConfigMaps go after the pods that mounted them.
  */
-async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: ReturnType<typeof partitionBootPods>): Promise<void> {
+async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: ReturnType<typeof partitionBootPods>, sweepMinAgeMs: number): Promise<void> {
   await reportMissingRuntimeClass(ctx);
   const { current, superseded } = newestPodPerSession(boot.adopt);
   // With the pool off, pods of an earlier pool are nobody's.
@@ -135,7 +139,7 @@ async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: Ret
   );
   pool?.start();
   // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
-  await sweepWorkspaceConfigMaps(ctx);
+  await Promise.all([sweepWorkspaceConfigMaps(ctx, sweepMinAgeMs), sweepTokenSecrets(ctx, sweepMinAgeMs)]);
 }
 
 /**
@@ -253,7 +257,7 @@ async function reapPods(ctx: KubeContext, pods: V1Pod[]): Promise<void> {
  * At boot: delete this runner's workspace-app ConfigMaps neither the current manifest names nor any
  * pod of the namespace mounts (labelled or not). Housekeeping only: every failure is a warning.
  */
-async function sweepWorkspaceConfigMaps(ctx: KubeContext): Promise<void> {
+async function sweepWorkspaceConfigMaps(ctx: KubeContext, minAgeMs: number): Promise<void> {
   const stamp = ctx.config.sessionPods;
   const namespace = stamp.namespace;
   const [pods, configMaps] = await Promise.allSettled([
@@ -266,7 +270,7 @@ async function sweepWorkspaceConfigMaps(ctx: KubeContext): Promise<void> {
     return;
   }
   const current = workspaceConfigMapName(WORKSPACE_APP_MANIFEST, stamp.ownerId);
-  const stale = staleWorkspaceConfigMaps(configMaps.value.items, pods.value.items, current, stamp);
+  const stale = staleWorkspaceConfigMaps(settled(configMaps.value.items, Date.now(), minAgeMs), pods.value.items, current, stamp);
   let swept = 0;
   await Promise.all(
     stale.map(async (name) => {

@@ -63,3 +63,18 @@ export function staleWorkspaceConfigMaps(
     .map((configMap) => configMap.metadata?.name ?? "")
     .filter((name) => name.startsWith(WORKSPACE_CONFIGMAP_PREFIX) && !keep.has(name));
 }
+
+/**
+ * How old an unexplained object must be before the duties holder of several replicas sweeps it:
+ * it may see a Secret or ConfigMap another replica has just made for a pod it is about to create
+ * (or, mid-rollout, a ConfigMap of a newer runner version). One replica at boot has no such peer.
+ */
+export const SWEEP_MIN_AGE_MS = 5 * 60_000;
+
+/** The objects created at least `minAgeMs` before `now`; one without a creation time counts as old. */
+export function settled<T extends { metadata?: { creationTimestamp?: Date | string } }>(objects: readonly T[], now: number, minAgeMs: number): T[] {
+  return objects.filter((object) => {
+    const created = object.metadata?.creationTimestamp;
+    return created === undefined || now - new Date(created).getTime() >= minAgeMs;
+  });
+}

@@ -21,6 +21,7 @@ import {
 } from "../contract/wire.ts";
 import type { StartSpec } from "./backend-seam.ts";
 import { checkAvailable, requestedVersions, type SupplyTelo } from "./telo-gate.ts";
+import type { WorkloadToken } from "./workload-token.ts";
 
 export type AdmissionContext = {
   /** The id and creation time the admitted session gets: the plan is its launch description. */
@@ -38,6 +39,8 @@ export type AdmissionContext = {
   validateAppName: ((name: string) => string | undefined) | undefined;
   /** Undefined when the backend runs no named Telo versions. */
   supplyTelo: SupplyTelo | undefined;
+  /** A fresh workload token, asked for only when a catalog entry names a `tokenEnv`. */
+  mintToken: () => string;
 };
 
 /** What app resolution checks beyond the contract's own rules. */
@@ -90,6 +93,7 @@ export function planSession(body: CreateSessionBody, acceptedTerms: string | und
     mode,
     apps,
     ...(agent && { agent }),
+    ...(agent?.tokenEnv !== undefined && { token: workloadToken(agent.tokenEnv, "agent", context) }),
     ...(notice !== undefined && { notice }),
     env: workloadEnv(body.env, typeof config.registryUrl === "string" ? config.registryUrl : undefined, context.defaultRegistryUrl),
     config,
@@ -151,21 +155,29 @@ export function planAppSession(
   }
   termsGate(context.terms, acceptedTerms);
 
-  // Operator values win: client values for the operator's keys are dropped, not merged.
+  // Operator values win: client values for the operator's keys are dropped, not merged. The
+  // token's name is the operator's too: it never travels as a plain value.
   const clientEnv = Object.fromEntries(
     Object.entries(body.env ?? {}).filter(([key]) => !Object.hasOwn(entry.env, key)),
   );
+  const env = workloadEnv({ ...clientEnv, ...entry.env }, undefined, context.defaultRegistryUrl);
+  if (entry.tokenEnv !== undefined) delete env[entry.tokenEnv];
   return {
     sessionId: context.sessionId,
     createdAt: context.now.toISOString(),
     mode: "run",
     apps: [{ name: DEFAULT_APP_NAME, entryRelativePath: "", ports: body.ports ?? [], io: "tty" }],
-    env: workloadEnv({ ...clientEnv, ...entry.env }, undefined, context.defaultRegistryUrl),
+    env,
+    ...(entry.tokenEnv !== undefined && { token: workloadToken(entry.tokenEnv, "app", context) }),
     config: { image: entry.image, pullPolicy: entry.pullPolicy },
     bundle: { entryRelativePath: "", files: [] },
     inspect: body.inspect,
     selfContained: true,
   };
+}
+
+function workloadToken(env: string, holder: WorkloadToken["holder"], context: AdmissionContext): WorkloadToken {
+  return { env, value: context.mintToken(), holder };
 }
 
 /**

@@ -27,6 +27,7 @@ import {
 } from "../contract/wire.ts";
 import type { SessionConfig } from "../contract/session-config.ts";
 import { RunOutcomeSchema } from "./run-projection.ts";
+import type { WorkloadToken } from "./workload-token.ts";
 
 /**
  * A session's launch description: what admission decided (src/sessions/admission.ts builds it
@@ -47,6 +48,11 @@ export type StartSpec = {
   /** A predefined-app session: the image's own entrypoint, no bundle. */
   selfContained: boolean;
   agent?: CatalogEntry;
+  /**
+   * The session's workload token, when its catalog app or agent names a `tokenEnv`
+   * (docs/events-and-tokens.md). A credential: never logged, never in a pod's record.
+   */
+  token?: WorkloadToken;
   /** A notice for the stream's first event: the agent was dropped, and why. */
   notice?: string;
 };

@@ -20,6 +20,8 @@ import { NODE_NAME } from "./node.ts";
 import { type ContainerRecord, containerId, PodRuntime, stopServers } from "./pod-runtime.ts";
 
 const POD = lookupType("", "v1", "pods")!;
+const SECRET = lookupType("", "v1", "secrets")!;
+const CONFIG_MAP = lookupType("", "v1", "configmaps")!;
 
 const WORKSPACE_PORT = 8099;
 
@@ -49,6 +51,33 @@ function envOf(spec: KubeObject["spec"]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of spec.env ?? []) if (typeof e.value === "string") env[e.name] = e.value;
   return env;
+}
+
+type KeyRef = { name?: string; key: string; optional?: boolean };
+type EnvEntry = { name: string; value?: string; valueFrom?: { secretKeyRef?: KeyRef; configMapKeyRef?: KeyRef } };
+
+/**
+ * The env a container starts with, as the kubelet resolves it: plain values, and keys of the
+ * pod's namespace's Secrets and ConfigMaps (`valueFrom`). A reference to a missing object or key
+ * that is not optional is why the container cannot be created, in the kubelet's words.
+ */
+function resolveEnv(store: Store, namespace: string, spec: KubeObject["spec"]): { env: Record<string, string> } | { problem: string } {
+  const env: Record<string, string> = {};
+  for (const entry of (spec.env ?? []) as EnvEntry[]) {
+    if (typeof entry.value === "string") env[entry.name] = entry.value;
+    const secretRef = entry.valueFrom?.secretKeyRef;
+    const mapRef = entry.valueFrom?.configMapKeyRef;
+    const ref = secretRef ?? mapRef;
+    if (!ref) continue;
+    const [type, kind] = secretRef ? [SECRET, "Secret"] : [CONFIG_MAP, "ConfigMap"];
+    const object = store.get(type, namespace, ref.name ?? "");
+    const raw: string | undefined = object?.data?.[ref.key];
+    if (raw !== undefined) env[entry.name] = secretRef ? Buffer.from(raw, "base64").toString("utf8") : raw;
+    else if (ref.optional === true) continue;
+    else if (!object) return { problem: `${kind.toLowerCase()} "${ref.name ?? ""}" not found` };
+    else return { problem: `couldn't find key ${ref.key} in ${kind} ${namespace}/${ref.name ?? ""}` };
+  }
+  return { env };
 }
 
 /**
@@ -279,9 +308,24 @@ export class Kubelet {
   }
 
   /** Starts one container with its servers; resolves with its exit once it ends. */
+  /**
+   * The container's env once it resolves: until then it waits in CreateContainerConfigError and
+   * the kubelet tries again after a back-off, as a real one does for a Secret not there yet.
+   */
+  private async containerEnv(rt: PodRuntime, r: ContainerRecord): Promise<Record<string, string>> {
+    for (;;) {
+      const resolved = resolveEnv(this.store, rt.namespace, r.spec);
+      if ("env" in resolved) return resolved.env;
+      r.state = { waiting: { reason: "CreateContainerConfigError", message: resolved.problem } };
+      this.sync(rt);
+      this.event(rt, "Warning", "Failed", `Error: ${resolved.problem}`, r);
+      await this.delay(rt, this.options.backoffMs);
+    }
+  }
+
   private async startContainer(rt: PodRuntime, pod: KubeObject, r: ContainerRecord): Promise<ExitStatus> {
     const behaviour = behaviourFor(pod, r.name);
-    const env = envOf(r.spec);
+    const env = await this.containerEnv(rt, r);
     const argv: string[] = [...(r.spec.command ?? []), ...(r.spec.args ?? [])].map((a: string) => expandEnvReferences(a, env));
     const served = await this.startServers(rt, r, argv, env, behaviour);
     const proc: ContainerProcess = new ContainerProcess(

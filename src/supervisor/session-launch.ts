@@ -10,6 +10,7 @@ import { type StartTracker, trackStart } from "../metrics/figures.ts";
 import { type Backend, type BackendCallbacks, type BackendEvent, SessionStartError, type Started } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
+import { addedWithToken, statusWithToken } from "../sessions/workload-token.ts";
 
 export type StartWorkload = (callbacks: BackendCallbacks) => Promise<Started>;
 
@@ -51,10 +52,13 @@ export class SessionLauncher {
     }
   }
 
-  /** Records a status: at most one terminal status per session, retention timers follow. */
+  /**
+   * Records a status: at most one terminal status per session, retention timers follow. A
+   * `running` status's endpoints get the session's workload token here, whoever reported them.
+   */
   emitStatus(session: Session, status: RunStatus): void {
     if (session.disposed || session.terminal) return;
-    session.append({ type: "status", status });
+    session.append({ type: "status", status: statusWithToken(status, session.launch.token) });
     this.registry.statusChanged(session, status, new Date());
     this.#starts.get(session)?.status(status.kind);
     this.logFor(session).info("session status", { status: status.kind, ...(status.kind === "exited" && { code: status.code }) });
@@ -84,9 +88,11 @@ export class SessionLauncher {
       case "runEnded":
         for (const run of session.apps.get(event.app)?.run.onWorkloadEnded(event.outcome, Date.now()) ?? []) append(run);
         return;
-      case "endpoints":
+      case "endpoints": {
         session.applyEndpointChange(event.app, event);
-        return append(event);
+        const added = addedWithToken(event.added, session.launch.token);
+        return append({ ...event, ...(added && { added }) });
+      }
       case "progress":
         this.#starts.get(session)?.stage(event.phase);
         return append(event);

@@ -7,6 +7,7 @@
  */
 import type { CoreConfig } from "../config/core.ts";
 import { coResidentAgentNames } from "../config/apps-catalog.ts";
+import { mintWorkloadToken } from "../sessions/workload-token.ts";
 import { capabilitiesDocument, configJsonSchema } from "../contract/capabilities.ts";
 import { newSessionId } from "../contract/ids.ts";
 import { Problem } from "../contract/problem.ts";
@@ -195,6 +196,7 @@ export class SessionService {
       validateAppName: this.backend.validateAppName?.bind(this.backend),
       io: this.backend.describe().io,
       supplyTelo: this.backend.supplyTelo?.bind(this.backend),
+      mintToken: () => mintWorkloadToken(),
     };
   }
 

@@ -48,6 +48,10 @@ describe("RUNNER_APPS", () => {
     expect(catalog.get("b")).toEqual({ name: "b", image: "b", env: {}, pullPolicy: "missing" });
   });
 
+  it("reads a tokenEnv", () => {
+    expect(parseAppsCatalog('{"a": {"image": "x", "tokenEnv": "APP_TOKEN"}}').get("a")?.tokenEnv).toBe("APP_TOKEN");
+  });
+
   it.each([
     ["{", "RUNNER_APPS is not valid JSON"],
     ["[]", "RUNNER_APPS must be a JSON object mapping app names to entries."],
@@ -60,5 +64,9 @@ describe("RUNNER_APPS", () => {
     ['{"a": {"image": "x", "port": 8080.5}}', "has an invalid 'port'"],
     ['{"a": {"image": "x", "port": 65536}}', "has an invalid 'port'"],
     ['{"a": {"image": "x", "title": 3}}', "has an invalid 'title'"],
+    ['{"a": {"image": "x", "tokenEnv": ""}}', "RUNNER_APPS entry 'a' has an invalid 'tokenEnv' — expected an environment variable name"],
+    ['{"a": {"image": "x", "tokenEnv": "9LIVES"}}', "has an invalid 'tokenEnv'"],
+    ['{"a": {"image": "x", "tokenEnv": "A=B"}}', "has an invalid 'tokenEnv'"],
+    ['{"a": {"image": "x", "tokenEnv": true}}', "has an invalid 'tokenEnv'"],
   ])("refuses %s", (raw, message) => expect(() => parseAppsCatalog(raw)).toThrow(message));
 });

@@ -10,8 +10,6 @@ import {
 } from "./rbac.ts";
 
 const SESSIONS = "telo-sessions";
-// The replicas' shared peer credential (src/replicas/peer-credential.ts), named after the default owner.
-const PEER_CREDENTIAL = "telo-runner-default-peer";
 
 describe("RBAC checker", () => {
   const scopes: ScopedRules[] = [
@@ -99,11 +97,10 @@ describe("the runner's RBAC in the manifests", () => {
     ...sessionCalls("get", "", "pods", "log"),
     ...sessionCalls("get create", "", "pods", "attach"),
     ...sessionCalls("get list create delete", "", "configmaps"),
+    ...sessionCalls("get list create update delete", "", "secrets"),
     ...sessionCalls("get create update delete", "networking.k8s.io", "ingresses"),
     ...sessionCalls("get list create update delete", "gateway.networking.k8s.io", "httproutes"),
     ...sessionCalls("get list create update delete", "coordination.k8s.io", "leases"),
-    { verb: "create", apiGroup: "", resource: "secrets", namespace: SESSIONS },
-    { verb: "get", apiGroup: "", resource: "secrets", namespace: SESSIONS, name: PEER_CREDENTIAL },
     { verb: "get", apiGroup: "", resource: "namespaces" },
     { verb: "list", apiGroup: "", resource: "namespaces" },
     { verb: "list", apiGroup: "networking.k8s.io", resource: "ingressclasses" },
@@ -122,20 +119,22 @@ describe("the runner's RBAC in the manifests", () => {
     expect(rulesNotExercised(build, [...SESSION_AND_CLUSTER_CALLS, ...BUILD_CALLS])).toEqual([]);
   });
 
-  it("never grants reading a Secret but the replicas' peer credential, nor exec, proxy, patch, wildcards or privilege escalation verbs", () => {
+  it("grants Secrets only in the session namespace (workload tokens), and never exec, proxy, patch, wildcards or privilege escalation verbs", () => {
     for (const overlay of ["plain", "build", "gateway", "example"]) {
       const scopes = rulesForServiceAccount(render(`overlays/${overlay}`), "telo-runner", "telo-k8s-runner");
+      for (const scope of scopes) if (scope.namespace !== SESSIONS) for (const rule of scope.rules) expect(rule.resources).not.toContain("secrets");
       for (const rule of scopes.flatMap((s) => s.rules)) {
-        if (rule.resources?.includes("secrets") && rule.verbs.includes("get")) expect(rule.resourceNames).toEqual([PEER_CREDENTIAL]);
         expect(rule.resources).not.toContain("pods/exec");
         expect(rule.resources).not.toContain("pods/proxy");
         for (const field of [rule.apiGroups, rule.resources, rule.verbs]) expect(field).not.toContain("*");
         for (const verb of ["patch", "escalate", "bind", "impersonate", "deletecollection"]) expect(rule.verbs).not.toContain(verb);
       }
+      // The runner's own namespace and the build namespace (registry credentials) stay out of reach.
       for (const secretCall of ["get", "list", "watch"]) {
-        expect(isAllowed(scopes, { verb: secretCall, apiGroup: "", resource: "secrets", namespace: SESSIONS, name: "an-operators-pull-secret" })).toBe(false);
         expect(isAllowed(scopes, { verb: secretCall, apiGroup: "", resource: "secrets", namespace: "telo-runner" })).toBe(false);
+        expect(isAllowed(scopes, { verb: secretCall, apiGroup: "", resource: "secrets", namespace: "telo-builds" })).toBe(false);
       }
+      expect(isAllowed(scopes, { verb: "watch", apiGroup: "", resource: "secrets", namespace: SESSIONS })).toBe(false);
     }
   });
 

@@ -1,6 +1,6 @@
 import type { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { partitionBootPods, reapFailureMessage, staleWorkspaceConfigMaps } from "../../src/kube/boot-housekeeping.ts";
+import { partitionBootPods, reapFailureMessage, settled, staleWorkspaceConfigMaps } from "../../src/kube/boot-housekeeping.ts";
 import { poolPod } from "../../src/kube/specs/pool-pod.ts";
 import { runPod } from "../../src/kube/specs/run-pod.ts";
 import { PLAIN_SETTINGS, RUN_LIMITS, runSession } from "./fixtures.ts";
@@ -133,5 +133,18 @@ describe("staleWorkspaceConfigMaps", () => {
     expect(staleWorkspaceConfigMaps(configMaps, pods, "telo-workspace-app-000000000001", PLAIN_SETTINGS)).toEqual([
       "telo-workspace-app-000000000004",
     ]);
+  });
+});
+
+describe("settled", () => {
+  const at = (iso: string) => ({ metadata: { creationTimestamp: new Date(iso) } });
+  const now = Date.parse("2026-12-02T01:00:00Z");
+
+  it("keeps what is at least the minimum age old, and what has no creation time", () => {
+    const old = at("2026-12-02T00:54:59Z");
+    const young = at("2026-12-02T00:59:00Z");
+    const unknown = { metadata: {} };
+    expect(settled([old, young, unknown], now, 5 * 60_000)).toEqual([old, unknown]);
+    expect(settled([old, young], now, 0)).toEqual([old, young]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseAppsCatalog } from "../../src/config/apps-catalog.ts";
-import { type AdmissionContext, planSession, resolveApps, workloadEnv } from "../../src/sessions/admission.ts";
+import { type AdmissionContext, planAppSession, planSession, resolveApps, workloadEnv } from "../../src/sessions/admission.ts";
 import type { CreateSessionBody } from "../../src/contract/requests.ts";
 import { Problem, problemAnswer } from "../../src/contract/problem.ts";
 
@@ -28,6 +28,7 @@ const context = (overrides: Partial<AdmissionContext> = {}): AdmissionContext =>
   defaultRegistryUrl: undefined,
   validateConfig: undefined,
   validateAppName: undefined,
+  mintToken: () => "a".repeat(32),
   ...overrides,
 });
 
@@ -150,5 +151,37 @@ describe("Telo versions at admission", () => {
   it("makes the plan the launch description: the admitted id and time, the parsed config with its extra keys", () => {
     const spec = planSession(body({ config: { simulate: { a: 1 }, pullPolicy: "never" } }), undefined, context());
     expect(spec).toMatchObject({ sessionId: "k7m3qx4r2abc", createdAt: "2026-12-01T00:00:00.000Z", config: { simulate: { a: 1 }, pullPolicy: "never" } });
+  });
+});
+
+describe("workload tokens at admission", () => {
+  const catalog = parseAppsCatalog(JSON.stringify({
+    web: { image: "w", env: { MODE: "x", WEB_TOKEN: "operator value" }, tokenEnv: "WEB_TOKEN" },
+    plain: { image: "p" },
+    helper: { image: "h", port: 7000, tokenEnv: "AGENT_TOKEN" },
+    quiet: { image: "q", port: 7001 },
+  }));
+  let minted = 0;
+  const mintToken = () => String(++minted).padStart(32, "b");
+
+  it("mints one for an app session whose entry names a tokenEnv, and keeps its name out of the plain env", () => {
+    const plan = planAppSession("web", { inspect: false, env: { WEB_TOKEN: "client value", OTHER: "1" } }, undefined, context({ catalog, mintToken }));
+    expect(plan.token).toEqual({ env: "WEB_TOKEN", value: expect.stringMatching(/^b+\d+$/), holder: "app" });
+    expect(plan.env).toEqual({ OTHER: "1", MODE: "x" });
+    expect(planAppSession("plain", { inspect: false }, undefined, context({ catalog, mintToken }))).not.toHaveProperty("token");
+  });
+
+  it("mints a fresh one per session", () => {
+    const first = planAppSession("web", { inspect: false }, undefined, context({ catalog, mintToken })).token?.value;
+    const second = planAppSession("web", { inspect: false }, undefined, context({ catalog, mintToken })).token?.value;
+    expect(first).not.toBe(second);
+  });
+
+  it("mints the agent's for a watch session, and none when the agent was dropped for a port clash", () => {
+    const watch = (agent: string, ports: { port: number; protocol: "tcp" }[] = []) =>
+      planSession(body({ mode: "watch", agent, apps: [{ name: "a", entryRelativePath: "a.yaml", ports }] }), undefined, context({ catalog, mintToken }));
+    expect(watch("helper").token).toMatchObject({ env: "AGENT_TOKEN", holder: "agent" });
+    expect(watch("quiet")).not.toHaveProperty("token");
+    expect(watch("helper", [{ port: 7000, protocol: "tcp" }])).not.toHaveProperty("token");
   });
 });

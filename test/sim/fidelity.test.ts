@@ -341,3 +341,34 @@ describe("the watch cache", () => {
     }
   });
 });
+
+describe("env from Secrets and ConfigMaps", () => {
+  const phaseOf = async (ns: string, name: string) => (await c.core.readNamespacedPod({ name, namespace: ns })).status?.phase;
+  const tokenRef = (optional?: boolean) => ({ name: "TOKEN", valueFrom: { secretKeyRef: { name: "creds", key: "token", ...(optional !== undefined && { optional }) } } });
+
+  it("holds a container in CreateContainerConfigError until its Secret exists, then starts it with the value", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("waits", { container: { stdin: true, env: [{ name: "PLAIN", value: "p" }, tokenRef()] } }) });
+    const waiting = await waitFor("the config error", async () => {
+      const state = (await c.core.readNamespacedPod({ name: "waits", namespace: ns })).status?.containerStatuses?.[0]?.state?.waiting;
+      return state?.reason === "CreateContainerConfigError" ? state : undefined;
+    });
+    expect(waiting.message).toBe('secret "creds" not found');
+    await c.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: "creds" }, stringData: { token: "s3cret" } } });
+    await waitFor("Running", async () => (await phaseOf(ns, "waits")) === "Running" || undefined);
+    const { stdout } = await exec(ns, "waits", "main", ["env"]);
+    expect(stdout).toContain("TOKEN=s3cret\n");
+    expect(stdout).toContain("PLAIN=p\n");
+  });
+
+  it("names a missing key, and skips an optional reference", async () => {
+    const ns = await freshNamespace(c);
+    await c.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: "creds" }, stringData: { other: "x" } } });
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("nokey", { container: { stdin: true, env: [tokenRef()] } }) });
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("optional", { container: { stdin: true, env: [tokenRef(true)] } }) });
+    const message = await waitFor("the config error", async () => (await c.core.readNamespacedPod({ name: "nokey", namespace: ns })).status?.containerStatuses?.[0]?.state?.waiting?.message?.match(/couldn't.*/)?.[0]);
+    expect(message).toBe(`couldn't find key token in Secret ${ns}/creds`);
+    await waitFor("Running", async () => (await phaseOf(ns, "optional")) === "Running" || undefined);
+    expect((await exec(ns, "optional", "main", ["env"])).stdout).not.toContain("TOKEN=");
+  });
+});

@@ -45,6 +45,8 @@ export type ClusterRunner = {
   stopApi(signal?: NodeJS.Signals): Promise<void>;
   /** Session pods currently in the namespace. */
   sessionPods(): Promise<string[]>;
+  /** Every log line both processes wrote so far, across restarts (at the run's LOG_LEVEL). */
+  logs(): string;
   close(): Promise<void>;
 };
 
@@ -124,6 +126,7 @@ async function startProcesses(input: {
   const baseUrl = `http://127.0.0.1:${port}`;
   let api: ChildProcess | undefined;
   let supervisor: ChildProcess | undefined;
+  const started: ChildProcess[] = [];
 
   const runner: ClusterRunner = {
     cluster: input.cluster,
@@ -136,6 +139,7 @@ async function startProcesses(input: {
     async startSupervisor() {
       supervisor = spawnTs("src/supervisor/main.ts", env);
       const child = supervisor;
+      started.push(child);
       await waitFor("the supervisor's bundle listener", async () => {
         if (child.exitCode !== null) throw new Error(`supervisor exited (${child.exitCode}): ${capturedStderr(child)}`);
         return (await fetch(`http://127.0.0.1:${bundlePort}/healthz`)).ok || undefined;
@@ -150,6 +154,7 @@ async function startProcesses(input: {
     async startApi() {
       api = spawnTs("src/api/main.ts", env);
       const child = api;
+      started.push(child);
       await waitFor("the api process", async () => {
         if (child.exitCode !== null) throw new Error(`api exited: ${capturedStderr(child)}`);
         return (await supervisorAnswers(baseUrl)) || undefined;
@@ -160,6 +165,7 @@ async function startProcesses(input: {
       const pods = await core.listNamespacedPod({ namespace: SESSION_NAMESPACE });
       return pods.items.map((pod) => pod.metadata?.name ?? "");
     },
+    logs: () => started.map((child) => capturedStderr(child)).join(""),
     async close() {
       await stopChild(api, "SIGKILL");
       await stopChild(supervisor);

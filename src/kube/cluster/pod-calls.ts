@@ -16,15 +16,16 @@ export const CALL_DEADLINE_MS = 30_000;
 /**
  * Creates `body`, retrying a 429 or 5xx within `deadlineAt`; a 409 on a retry is the earlier
  * attempt's pod (the name is the session's own). Throws a SessionStartError at stage `create`.
+ * Resolves with the created pod as the apiserver answered, or undefined when an earlier
+ * attempt's answer was lost and the 409 said it had been created.
  */
-export async function createPod(ctx: KubeContext, body: V1Pod, deadlineAt: number, signal: AbortSignal): Promise<void> {
+export async function createPod(ctx: KubeContext, body: V1Pod, deadlineAt: number, signal: AbortSignal): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body }), CALL_DEADLINE_MS, "the pod create call");
-      return;
+      return await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body }), CALL_DEADLINE_MS, "the pod create call");
     } catch (error) {
-      if (attempt > 1 && isConflict(error)) return;
+      if (attempt > 1 && isConflict(error)) return undefined;
       const pause = signal.aborted ? undefined : createRetryPause(error, attempt, Date.now(), deadlineAt);
       if (pause === undefined) throw new SessionStartError("create", `could not create the session pod: ${apiReason(error)}`, { cause: error });
       ctx.log.warn("creating a session pod failed; trying again", { pod: body.metadata?.name, attempt, reason: apiReason(error) });

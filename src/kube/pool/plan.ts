@@ -29,6 +29,8 @@ export interface ServeInput {
  */
 export function coldReason(spec: StartSpec, input: ServeInput): string | undefined {
   if (spec.mode !== "run") return "a watch session runs a watch pod";
+  // A pool pod's spec cannot gain the secretKeyRef, and its claim answer must not carry a credential.
+  if (spec.token) return "a session with a workload token reads it from a Secret its pod names";
   if (spec.selfContained) return "a predefined app runs its own image";
   if (spec.agent) return "a session with an agent runs an agent container";
   if (input.building) return "the image build path runs an image built for the session";

@@ -21,6 +21,7 @@ import type { WarmPool } from "../pool/warm-pool.ts";
 import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
+import { createSessionPod } from "./token-secret-calls.ts";
 import { ContainerTerminal } from "./container-terminal.ts";
 import { sessionFacts } from "./session-facts.ts";
 
@@ -61,7 +62,7 @@ export class RunSession {
     const body = await this.#buildPod();
     const pod = this.#follow(body.metadata!.name!);
     try {
-      await pod.create(body);
+      await createSessionPod(this.#ctx, pod, body, this.#spec);
     } catch (error) {
       // The staged bundle goes with the start that never got a pod.
       this.#release();
@@ -150,8 +151,9 @@ export class RunSession {
       defaultImage: config.defaultImage,
       teloImages: config.kernelImages,
     };
+    const tokenEnv = this.#spec.token?.env;
     const pod = this.#spec.selfContained
-      ? appPod({ ...common, limits: clampLimits(config.appCeilings) })
+      ? appPod({ ...common, limits: clampLimits(config.appCeilings), ...(tokenEnv !== undefined && { tokenEnv }) })
       : runPod({
           ...common,
           limits: clampLimits(config.runCeilings),

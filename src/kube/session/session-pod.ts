@@ -73,15 +73,20 @@ export class SessionPod {
     else stop.addEventListener("abort", () => this.#fail("the session was stopped"), { once: true });
   }
 
-  /** Creates the pod (retried within the start deadline), then reads what the watch already has. */
-  async create(body: V1Pod): Promise<void> {
+  /**
+   * Creates the pod (retried within the start deadline), then reads what the watch already has.
+   * Resolves with the apiserver's answer (see createPod).
+   */
+  async create(body: V1Pod): Promise<V1Pod | undefined> {
+    let created;
     try {
-      await createPod(this.#ctx, body, this.deadlineAt, this.#options.stopRequested);
+      created = await createPod(this.#ctx, body, this.deadlineAt, this.#options.stopRequested);
     } catch (error) {
       this.release();
       throw error;
     }
     this.check();
+    return created;
   }
 
   /**

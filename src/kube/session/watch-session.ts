@@ -24,6 +24,7 @@ import { WORKSPACE_APP_MANIFEST } from "../workspace-app/manifest.ts";
 import { followApp } from "./relays.ts";
 import { sessionFacts } from "./session-facts.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
+import { createSessionPod } from "./token-secret-calls.ts";
 import { ContainerTerminal } from "./container-terminal.ts";
 import { ensureWorkspaceConfigMap } from "./ensure-workspace-configmap.ts";
 import type { PodWorkspaceClient } from "./workspace-client.ts";
@@ -116,7 +117,7 @@ export class WatchSession {
     });
     try {
       if (suffix === undefined) pod.check();
-      else await pod.create(this.#podBody(suffix));
+      else await createSessionPod(this.#ctx, pod, this.#podBody(suffix), this.#spec);
       const { pod: current } = await pod.started;
       const runtime = watchRuntime(pod, current);
       this.#runtime = runtime;
@@ -153,6 +154,7 @@ export class WatchSession {
       nameSuffix,
       workspaceConfigMap: workspaceConfigMapName(WORKSPACE_APP_MANIFEST, config.sessionPods.ownerId),
       ...(this.#spec.agent && { agent: this.#spec.agent }),
+      ...(this.#spec.token && { agentTokenEnv: this.#spec.token.env }),
     });
     pod.metadata!.annotations = { ...pod.metadata!.annotations, ...this.#ctx.extraPodAnnotations(spec) };
     return pod;

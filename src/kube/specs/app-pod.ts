@@ -12,6 +12,8 @@
 import type { V1Container, V1Pod } from "@kubernetes/client-node";
 import type { KernelImageSettings, SessionPodSettings } from "../../config/kube.ts";
 import { kernelImage } from "./kernel-image.ts";
+import { runPodName } from "./names.ts";
+import { tokenEnvVar } from "./token-secret.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
 import {
   containerPorts,
@@ -33,6 +35,8 @@ export interface AppPodInput {
   defaultImage: string;
   /** The Telo-version image settings (RUNNER_TELO_*, RUNNER_PULL_POLICY); needed when an app names a version. */
   teloImages?: KernelImageSettings;
+  /** The catalog entry's `tokenEnv`: the container reads the session's token Secret under it. */
+  tokenEnv?: string;
 }
 
 export function appPod(input: AppPodInput): V1Pod {
@@ -43,7 +47,11 @@ export function appPod(input: AppPodInput): V1Pod {
   const sessionContainer: V1Container = {
     name: "session",
     ...kernelImage(session, app, { defaultImage: input.defaultImage, telo: input.teloImages }),
-    env: [...envList(input.env), { name: "FORCE_COLOR", value: "1" }],
+    env: [
+      ...envList(input.env),
+      { name: "FORCE_COLOR", value: "1" },
+      ...(input.tokenEnv !== undefined ? [tokenEnvVar(input.tokenEnv, runPodName(session.sessionId))] : []),
+    ],
     ...SESSION_CONTAINER_IO,
     ...containerPorts(app.ports),
     resources: containerResources(input.limits),

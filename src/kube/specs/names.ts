@@ -16,6 +16,8 @@ export const LABEL = {
   pool: "telo.run/pool",
   /** The runner identity (RUNNER_OWNER_ID) that created the object and alone adopts, pools or reaps it. */
   owner: "telo.run/owner",
+  /** A session pod's workload-token Secret; the boot sweep selects on it. */
+  token: "telo.run/token",
 } as const;
 
 /** What every object the runner creates is stamped with: its install (managed-by) and, within it, the runner that owns it. */

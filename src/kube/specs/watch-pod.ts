@@ -12,6 +12,7 @@ import type { KernelImageSettings, SessionPodSettings } from "../../config/kube.
 import { kernelImage } from "./kernel-image.ts";
 import { containerResources, type Ceilings } from "./limits.ts";
 import { appContainerName, watchPodLabels, watchPodName } from "./names.ts";
+import { tokenEnvVar } from "./token-secret.ts";
 import {
   containerPorts,
   envList,
@@ -51,6 +52,8 @@ export interface WatchPodInput {
   workspaceConfigMap: string;
   /** The co-resident agent's resolved catalog entry. */
   agent?: CatalogEntry;
+  /** The agent's `tokenEnv`: the agent container reads the pod's token Secret under it. */
+  agentTokenEnv?: string;
 }
 
 /** Per-container scratch space: one emptyDir each, split by subPath so containers do not share. */
@@ -122,13 +125,24 @@ function workspaceContainer(input: WatchPodInput): V1Container {
   };
 }
 
-/** The image's own entrypoint; pod-level runAsNonRoot and uid 1000 constrain it too. */
-function agentContainer(agent: CatalogEntry, limits: Ceilings): V1Container {
+/**
+ * The image's own entrypoint; pod-level runAsNonRoot and uid 1000 constrain it too. Its token,
+ * when it has one, comes from the pod's token Secret, never as a plain value.
+ */
+function agentContainer(agent: CatalogEntry, input: WatchPodInput): V1Container {
+  const { limits, agentTokenEnv } = input;
+  const plain = Object.fromEntries(Object.entries(agent.env).filter(([name]) => name !== agentTokenEnv));
+  const podName = watchPodName(input.session.sessionId, input.nameSuffix);
   return {
     name: "agent",
     image: agent.image,
     imagePullPolicy: imagePullPolicy(agent.pullPolicy),
-    env: [...envList(agent.env), { name: "WORKSPACE_DIR", value: "/workspace" }, { name: "CLICOLOR_FORCE", value: "1" }],
+    env: [
+      ...envList(plain),
+      { name: "WORKSPACE_DIR", value: "/workspace" },
+      { name: "CLICOLOR_FORCE", value: "1" },
+      ...(agentTokenEnv !== undefined ? [tokenEnvVar(agentTokenEnv, podName)] : []),
+    ],
     ...(agent.port !== undefined && { ports: [{ containerPort: agent.port, protocol: "TCP" }] }),
     resources: containerResources(limits),
     volumeMounts: [WORKSPACE_MOUNT, ...scratchMounts("agent")],
@@ -155,7 +169,7 @@ export function watchPod(input: WatchPodInput): V1Pod {
       containers: [
         workspaceContainer(input),
         ...session.apps.map((app, index) => appContainer(app, index, input)),
-        ...(input.agent ? [agentContainer(input.agent, input.limits)] : []),
+        ...(input.agent ? [agentContainer(input.agent, input)] : []),
       ],
       volumes: [
         ...["workspace", "telo-cache", "work", "home", "tmp"].map((name) => ({ name, emptyDir: {} })),

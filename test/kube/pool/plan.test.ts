@@ -30,6 +30,13 @@ describe("coldReason", () => {
   });
 
   // A Service targets a port by number: a pod reaches it whether or not its spec lists it.
+  // Whatever else the session is: a pool pod's spec cannot gain the Secret reference.
+  it("starts a session with a workload token cold", () => {
+    const token = { env: "T", value: "a".repeat(32), holder: "app" as const };
+    expect(coldReason(spec({ token }), SERVE)).toBe("a session with a workload token reads it from a Secret its pod names");
+    expect(coldReason(spec({ token, selfContained: true }), SERVE)).toBe("a session with a workload token reads it from a Secret its pod names");
+  });
+
   it("serves a session with declared ports", () => {
     expect(coldReason(spec({ apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [{ port: 80, protocol: "tcp" }, { port: 53, protocol: "udp" }], io: "tty" }] }), SERVE)).toBeUndefined();
   });
