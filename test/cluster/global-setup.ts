@@ -15,6 +15,7 @@ export interface RealClusterInfo {
   adminKubeconfig: string;
   runnerKubeconfig: string;
   hostAddress: string;
+  containerdSocket: string;
   controlUrl: string;
   kernelImage: string;
   initImage: string;
@@ -46,6 +47,7 @@ export default async function setup(project: TestProject) {
     adminKubeconfig: cluster.adminKubeconfig,
     runnerKubeconfig: cluster.runnerKubeconfig,
     hostAddress: cluster.hostAddress,
+    containerdSocket: cluster.containerdSocket,
     controlUrl: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
     kernelImage: IMAGES.kernel,
     initImage: IMAGES.busybox,
