@@ -1,0 +1,51 @@
+/**
+ * The runner in the cluster from `kubectl apply -k`: its image imported into the node, an overlay
+ * over k8s/base changing only image references, both containers Ready through their probes
+ * under the read-only root filesystem and the shipped limits, and reached through its Service.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RunnerClient } from "../../../src/client/index.ts";
+import { eventsUntil, isStatus } from "../../support/streams.ts";
+import { callsFromPod, metricsServed, runSessionWithTerminal, SERVICE_ACCOUNT_USER } from "./checks.ts";
+import { applyOverlay, importRunnerImage, readyRunner, serviceUrl, uninstall, type RunnerPod } from "./install.ts";
+
+describe("the runner installed with kubectl apply -k", () => {
+  let overlay: string;
+  let pod: RunnerPod;
+  let client: RunnerClient;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    const image = await importRunnerImage("kustomize");
+    overlay = await applyOverlay("kustomize");
+    pod = await readyRunner(image.ref);
+    baseUrl = await serviceUrl("http");
+    client = new RunnerClient(baseUrl);
+  }, 600_000);
+
+  afterAll(async () => {
+    if (overlay) await uninstall({ overlay });
+  }, 240_000);
+
+  it("runs both containers from the imported image, Ready, without a restart", () => {
+    expect(pod.restarts).toEqual({ api: 0, supervisor: 0 });
+  });
+
+  it("answers /v1/ready through its Service", async () => {
+    expect((await fetch(`${baseUrl}/v1/ready`)).status).toBe(200);
+  });
+
+  it("runs a session whose pod fetched its bundle through RUNNER_SELF_URL by name, with its terminal, and serves /metrics", async () => {
+    const sessionId = await runSessionWithTerminal(client);
+    await metricsServed(baseUrl);
+    await client.deleteSession(sessionId);
+    await eventsUntil(client, sessionId, isStatus("stopped"));
+  });
+
+  it("calls the apiserver only as its ServiceAccount, from its pod, never refused", async () => {
+    const calls = await callsFromPod(pod.ip);
+    expect(calls.calls).toBeGreaterThan(0);
+    expect(calls.users).toEqual([SERVICE_ACCOUNT_USER]);
+    expect(calls.forbidden).toEqual([]);
+  });
+});
