@@ -14,6 +14,7 @@ import { kubeSessionBody } from "../../support/kube-runner.ts";
 import { eventsUntil, framesUntilText, isStatus, textOf } from "../../support/streams.ts";
 import { waitFor } from "../../support/wait.ts";
 import { appSession, callsFromPod, consoleLists, metricsServed, poolClaim, runSessionWithTerminal, SERVICE_ACCOUNT_USER, watchSession } from "./checks.ts";
+import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
 import { helmInstall, importRunnerImage, readyRunner, RUNNER_REPOSITORY, serviceUrl, tagImage, uninstall, type RunnerPod } from "./install.ts";
 
 describe("the runner installed with helm install", () => {
@@ -23,6 +24,8 @@ describe("the runner installed with helm install", () => {
   let ref: string;
 
   beforeAll(async () => {
+    // Enforced before the install, so every check below also runs under the shipped NetworkPolicy.
+    await enforceNetworkPolicy();
     ref = (await importRunnerImage("helm")).ref;
     // The fixture applied k8s/base with kubectl; helm adopts nothing it did not create.
     await uninstall({ overlay: join(REPO_ROOT, "k8s/base") });
@@ -56,6 +59,10 @@ describe("the runner installed with helm install", () => {
   it("runs the predefined app", async () => {
     await appSession(client);
   });
+
+  it("fences its session pods by the NetworkPolicy, enforced", async () => {
+    await isolationHolds(client);
+  }, 240_000);
 
   it("called the apiserver only as its ServiceAccount, from its pod, never refused", async () => {
     const calls = await callsFromPod(pod.ip);

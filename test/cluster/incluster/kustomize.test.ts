@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../../src/client/index.ts";
 import { eventsUntil, isStatus } from "../../support/streams.ts";
 import { callsFromPod, metricsServed, runSessionWithTerminal, SERVICE_ACCOUNT_USER } from "./checks.ts";
+import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
 import { applyOverlay, importRunnerImage, readyRunner, serviceUrl, uninstall, type RunnerPod } from "./install.ts";
 
 describe("the runner installed with kubectl apply -k", () => {
@@ -16,6 +17,8 @@ describe("the runner installed with kubectl apply -k", () => {
   let baseUrl: string;
 
   beforeAll(async () => {
+    // Enforced before the install, so every check below also runs under the shipped NetworkPolicy.
+    await enforceNetworkPolicy();
     const image = await importRunnerImage("kustomize");
     overlay = await applyOverlay("kustomize");
     pod = await readyRunner(image.ref);
@@ -41,6 +44,10 @@ describe("the runner installed with kubectl apply -k", () => {
     await client.deleteSession(sessionId);
     await eventsUntil(client, sessionId, isStatus("stopped"));
   });
+
+  it("fences its session pods by the NetworkPolicy, enforced", async () => {
+    await isolationHolds(client);
+  }, 240_000);
 
   it("calls the apiserver only as its ServiceAccount, from its pod, never refused", async () => {
     const calls = await callsFromPod(pod.ip);
