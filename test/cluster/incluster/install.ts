@@ -81,21 +81,22 @@ export async function applyOverlay(tag: string): Promise<string> {
  * console), so their in-cluster checks run. The app's image is the kernel stand-in, whose
  * entrypoint without arguments echoes its terminal.
  */
-export function helmValues(tag: string): object {
+export function helmValues(tag: string, more: { env?: Record<string, string>; quota?: Record<string, string> } = {}): object {
   const real = inject("realCluster");
   return {
     image: { repository: RUNNER_REPOSITORY, tag },
-    env: { RUNNER_INIT_IMAGE: real.initImage, RUNNER_CONSOLE: "true", RUNNER_WARM_POOL_SIZE: "1" },
+    env: { RUNNER_INIT_IMAGE: real.initImage, RUNNER_CONSOLE: "true", RUNNER_WARM_POOL_SIZE: "1", ...more.env },
+    ...(more.quota ? { quota: more.quota } : {}),
     watch: { enabled: true },
     appsCatalog: { enabled: true, catalog: JSON.stringify({ echo: { image: real.kernelImage, pullPolicy: "missing" } }) },
   };
 }
 
 /** `helm install` (or upgrade) of k8s/chart with `helmValues`. */
-export async function helmInstall(tag: string, verb: "install" | "upgrade" = "install"): Promise<void> {
+export async function helmInstall(tag: string, verb: "install" | "upgrade" = "install", more: Parameters<typeof helmValues>[1] = {}): Promise<void> {
   await mkdir(WORK, { recursive: true });
   const values = join(WORK, `values-${tag}.json`);
-  await writeFile(values, JSON.stringify(helmValues(tag)));
+  await writeFile(values, JSON.stringify(helmValues(tag, more)));
   await run(helmBinary(), [verb, RELEASE, "k8s/chart", `--kubeconfig=${inject("realCluster").adminKubeconfig}`, "-f", values], { cwd: REPO_ROOT });
 }
 

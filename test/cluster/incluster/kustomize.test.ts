@@ -8,6 +8,9 @@ import { RunnerClient } from "../../../src/client/index.ts";
 import { eventsUntil, isStatus } from "../../support/streams.ts";
 import { callsFromPod, metricsServed, runSessionWithTerminal, SERVICE_ACCOUNT_USER } from "./checks.ts";
 import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
+import { acrossReplacement, supervisorKilled } from "./operations.ts";
+import { kubectl } from "../pods.ts";
+import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
 import { applyOverlay, importRunnerImage, readyRunner, serviceUrl, uninstall, type RunnerPod } from "./install.ts";
 
 describe("the runner installed with kubectl apply -k", () => {
@@ -55,4 +58,15 @@ describe("the runner installed with kubectl apply -k", () => {
     expect(calls.users).toEqual([SERVICE_ACCOUNT_USER]);
     expect(calls.forbidden).toEqual([]);
   });
+
+  it("keeps a live session across kubectl rollout restart: same id, events resumed, terminal reattached", async () => {
+    const replaced = await acrossReplacement({ client, baseUrl, oldPod: pod.name, ref: pod.images.api!, replace: async () => void (await kubectl(["-n", RUNNER_NAMESPACE, "rollout", "restart", "deployment/telo-k8s-runner"])) });
+    console.log(`[in-cluster] kubectl rollout restart: /v1/ready failed through the Service for ${replaced.gapSeconds.toFixed(1)} s`);
+    pod = replaced.pod;
+  }, 300_000);
+
+  it("recovers from its supervisor container killed: NotReady through /v1/ready, restarted, the session re-adopted, Ready", async () => {
+    const seconds = await supervisorKilled(client, pod);
+    console.log(`[in-cluster] supervisor container SIGKILLed: Ready again after ${seconds.toFixed(1)} s`);
+  }, 240_000);
 });
