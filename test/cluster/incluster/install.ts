@@ -142,6 +142,11 @@ export async function serviceUrl(port: "http" | "bundles"): Promise<string> {
 
 /** Everything the install made, namespaces included, gone; the next install starts clean. */
 export async function uninstall(how: { overlay: string } | { helm: true }): Promise<void> {
+  // The runner first, so that nothing it calls is refused while its RoleBinding goes (the tier's
+  // audit holds its ServiceAccount to no 403).
+  await kubectl(["-n", RUNNER_NAMESPACE, "scale", "deployment/telo-k8s-runner", "--replicas=0"]).catch(() => undefined);
+  const left = () => kubectl(["-n", RUNNER_NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=telo-k8s-runner", "-o", "name"]).catch(() => "");
+  await waitFor("the runner pod to be gone, terminating ones included", async () => (await left()).trim() === "" || undefined, 120_000);
   if ("overlay" in how) await kubectl(["delete", "-k", how.overlay, "--wait=true", "--ignore-not-found"]);
   else await run(helmBinary(), ["uninstall", RELEASE, `--kubeconfig=${inject("realCluster").adminKubeconfig}`, "--wait"], { cwd: REPO_ROOT });
   await waitFor("the runner's namespaces to be gone", async () => {
