@@ -5,7 +5,7 @@
  * reaches the pod behind it through kube-proxy.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyObjects, deleteNamespace, kubectl, makeNamespace, readyPodIp, runToEnd, shellPod } from "./pods.ts";
+import { applyObjects, deleteNamespace, dnsKnows, kubectl, makeNamespace, readyPodIp, runToEnd, shellPod } from "./pods.ts";
 
 const NS = "k8s-runner-dns-check";
 
@@ -19,6 +19,7 @@ describe("cluster DNS in the real-cluster tier", () => {
     ]);
     await readyPodIp(NS, "server");
     clusterIp = (await kubectl(["-n", NS, "get", "service", "server", "-o", "jsonpath={.spec.clusterIP}"])).trim();
+    await dnsKnows(`server.${NS}.svc.cluster.local`, clusterIp);
   }, 120_000);
   afterAll(async () => {
     await deleteNamespace(NS);

@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { inject } from "vitest";
 import { REPO_ROOT } from "../deploy/render.ts";
 import { waitFor } from "../support/wait.ts";
+import { DNS_SERVICE_IP } from "./fixture/cluster.ts";
 
 const run = promisify(execFile);
 
@@ -90,4 +91,16 @@ export async function makeNamespace(name: string, labels: Record<string, string>
 
 export async function deleteNamespace(name: string): Promise<void> {
   await kubectl(["delete", "namespace", name, "--ignore-not-found", "--wait=true", "--timeout=120s"]);
+}
+
+/**
+ * Waits until the cluster DNS answers `name` with `ip`, asked from this machine (busybox's
+ * nslookup at the kube-dns ClusterIP). CoreDNS learns of a new Service by its watch, which lags
+ * on a loaded machine and after an apiserver restart (apiserver-restart.test.ts).
+ */
+export async function dnsKnows(name: string, ip: string): Promise<void> {
+  await waitFor(`the cluster DNS to answer ${name}`, async () => {
+    const { stdout } = await run("busybox", ["nslookup", name, DNS_SERVICE_IP]).catch(() => ({ stdout: "" }));
+    return stdout.includes(ip) || undefined;
+  }, 90_000);
 }

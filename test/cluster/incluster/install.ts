@@ -17,7 +17,7 @@ import { helmBinary, RELEASE } from "../../deploy/helm.ts";
 import { REPO_ROOT } from "../../deploy/render.ts";
 import { waitFor } from "../../support/wait.ts";
 import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
-import { kubectl } from "../pods.ts";
+import { dnsKnows, kubectl } from "../pods.ts";
 
 const run = promisify(execFile);
 const WORK = join(REPO_ROOT, ".tmp", "incluster");
@@ -137,6 +137,8 @@ export async function serviceUrl(port: "http" | "bundles"): Promise<string> {
   const service = JSON.parse(await kubectl(["-n", RUNNER_NAMESPACE, "get", "service", "telo-k8s-runner", "-o", "json"])) as {
     spec: { clusterIP: string; ports: Array<{ name: string; port: number }> };
   };
+  // RUNNER_SELF_URL names the Service: the session pods need the cluster DNS to know it.
+  await dnsKnows("telo-k8s-runner.telo-runner.svc.cluster.local", service.spec.clusterIP);
   return `http://${service.spec.clusterIP}:${service.spec.ports.find((p) => p.name === port)!.port}`;
 }
 
