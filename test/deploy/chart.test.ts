@@ -49,6 +49,16 @@ describe("helm chart", () => {
     }
   });
 
+  it("renders the single-replica install with replicas: 1: Recreate, no replica settings, the bundle URL through the Service", () => {
+    const deployment = runnerDeployment(helmTemplate(helm, undefined, ["replicas=1"]));
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
+    for (const container of deployment.spec.template.spec.containers) {
+      expect(container.env).toEqual([{ name: "RUNNER_SELF_URL", value: "http://telo-k8s-runner.telo-runner.svc:8063" }]);
+      expect(container.ports?.map((port) => port.name)).not.toContain("peer");
+    }
+  });
+
   it("passes helm lint --strict with every values file", () => {
     for (const values of [undefined, ...OVERLAYS.map((o) => `k8s/chart/ci/${o}-values.yaml`)]) {
       const args = ["lint", "--strict", "k8s/chart", ...(values ? ["-f", values] : [])];

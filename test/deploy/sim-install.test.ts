@@ -10,6 +10,7 @@ const NOT_SERVED_BY_SIM = [
   "ClusterRole",
   "ClusterRoleBinding",
   "Deployment",
+  "PodDisruptionBudget",
   "LimitRange",
   "NetworkPolicy",
   "Role",

@@ -44,7 +44,8 @@ export async function tagImage(from: string, to: string): Promise<void> {
 }
 
 /**
- * `kubectl apply -k` of an overlay over k8s/base that changes image references only: the
+ * `kubectl apply -k` of an overlay over k8s/base that changes image references and the replica
+ * count (one, on this single node) only: the
  * runner's own, and the init image the session pods fetch their bundle with (the kernel image is
  * the one baked into the runner's image, RUNNER_IMAGE, as a release build sets it).
  */
@@ -58,6 +59,11 @@ export async function applyOverlay(tag: string): Promise<string> {
       "kind: Kustomization",
       "resources:",
       `  - ${relative(dir, join(REPO_ROOT, "k8s/base"))}`,
+      // One replica on the tier's single 2-core node (the replicas themselves are proven by
+      // test/kube-e2e/replicas.test.ts); the replica settings stay as k8s/base has them.
+      "replicas:",
+      "  - name: telo-k8s-runner",
+      "    count: 1",
       "images:",
       "  - name: telorun/k8s-runner",
       `    newName: ${RUNNER_REPOSITORY}`,
@@ -84,6 +90,8 @@ export async function applyOverlay(tag: string): Promise<string> {
 export function helmValues(tag: string, more: { env?: Record<string, string>; quota?: Record<string, string> } = {}): object {
   const real = inject("realCluster");
   return {
+    // The chart's single-replica install, the one where the warm pool runs.
+    replicas: 1,
     image: { repository: RUNNER_REPOSITORY, tag },
     env: { RUNNER_INIT_IMAGE: real.initImage, RUNNER_CONSOLE: "true", RUNNER_WARM_POOL_SIZE: "1", ...more.env },
     ...(more.quota ? { quota: more.quota } : {}),

@@ -57,17 +57,23 @@ export async function acrossReplacement(input: { client: RunnerClient; baseUrl: 
     for await (const item of client.events(sessionId, { signal: abort.signal, maxReconnectDelayMs: 500 })) seen.push(item);
   })().catch(() => undefined);
 
-  const started = Date.now();
   await input.replace();
+  // A Recreate install is down between its pods; a rolling one (several replicas' settings) may
+  // never be: the gap is how long /v1/ready failed through the Service, 0 if it never did.
   let down: number | undefined;
+  let up: number | undefined;
   const pod = await waitFor("the replaced runner to answer /v1/ready", async () => {
     const ready = await fetch(`${baseUrl}/v1/ready`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status === 200, () => false);
-    if (!ready) down ??= Date.now();
-    if (!ready || down === undefined) return undefined;
-    const [current] = await runnerPods();
-    return current && current.name !== input.oldPod ? readyRunner(input.ref) : undefined;
+    if (!ready) {
+      down ??= Date.now();
+      up = undefined;
+      return undefined;
+    }
+    up ??= Date.now();
+    const pods = await runnerPods();
+    return pods.length === 1 && pods[0]!.name !== input.oldPod ? readyRunner(input.ref) : undefined;
   }, 240_000);
-  const gapSeconds = (Date.now() - (down ?? started)) / 1000;
+  const gapSeconds = down === undefined ? 0 : ((up ?? Date.now()) - down) / 1000;
 
   await resumes(client, sessionId, lastSeq);
   await client.deleteSession(sessionId);
