@@ -43,6 +43,8 @@ export class ReplicaCoordinator {
   readonly #shards: ShardOwnership;
   #members: Member[] = [];
   #held = new Set<number>();
+  /** Held shards whose sessions have been adopted: only these are served and minted into. */
+  readonly #serving = new Set<number>();
   #hadDuties = false;
   #timer: NodeJS.Timeout | undefined;
   #period: Promise<void> | undefined;
@@ -95,9 +97,13 @@ export class ReplicaCoordinator {
     return shardOf(sessionId, this.#settings.shardCount);
   }
 
-  /** Whether this replica may act on the session now: its shard is held, within the renew deadline. */
+  /**
+   * Whether this replica serves the session now: its shard is held (within the renew deadline)
+   * and its sessions adopted. Until then a request is answered "moving", never "not found".
+   */
   owns(sessionId: string): boolean {
-    return this.#shards.termOf(this.shardOf(sessionId)) !== undefined;
+    const shard = this.shardOf(sessionId);
+    return this.#serving.has(shard) && this.#shards.termOf(shard) !== undefined;
   }
 
   /**
@@ -106,7 +112,7 @@ export class ReplicaCoordinator {
    */
   mintSessionId(newId: () => string): string | undefined {
     // Bounded: a hold lapsing meanwhile must not spin forever.
-    for (let attempt = 0; attempt < 64 * this.#settings.shardCount && this.#shards.held().size > 0; attempt++) {
+    for (let attempt = 0; attempt < 64 * this.#settings.shardCount && this.#serving.size > 0; attempt++) {
       const id = newId();
       if (this.owns(id)) return id;
     }
@@ -131,6 +137,7 @@ export class ReplicaCoordinator {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#period;
+    this.#serving.clear();
     await this.#hooks.releasing([...this.#held]);
     this.#held.clear();
     await this.#shards.releaseAll();
@@ -156,6 +163,7 @@ export class ReplicaCoordinator {
 
   /** Sessions of shards being released stop before the release is written. */
   async #letGo(shards: number[]): Promise<void> {
+    for (const shard of shards) this.#serving.delete(shard);
     await this.#hooks.releasing(shards);
     for (const shard of shards) this.#held.delete(shard);
   }
@@ -167,12 +175,20 @@ export class ReplicaCoordinator {
     const gained = [...now].filter((shard) => !this.#held.has(shard));
     this.#held = now;
     if (lost.length > 0) {
+      for (const shard of lost) this.#serving.delete(shard);
       this.#log.warn("shards lapsed; their sessions are let go", { shards: lost });
       await this.#hooks.releasing(lost);
     }
     if (gained.length > 0) {
       this.#log.info("shards acquired", { shards: gained });
-      await this.#hooks.acquired(gained);
+      try {
+        await this.#hooks.acquired(gained);
+      } catch (error) {
+        // Not served until adopted: the next period sees them as gained again and retries.
+        for (const shard of gained) this.#held.delete(shard);
+        throw error;
+      }
+      for (const shard of gained) if (this.#held.has(shard)) this.#serving.add(shard);
     }
   }
 }

@@ -15,7 +15,10 @@ import { waitFor } from "../../support/wait.ts";
 import { RUNNER_NAMESPACE, RUNNER_SERVICE_ACCOUNT } from "../fixture/cluster.ts";
 import { kubectl } from "../pods.ts";
 
-/** The URL the base configuration gives: the Service's name, resolved by the cluster's DNS. */
+/**
+ * The URL the chart's single-replica install gives: the Service's name, resolved by the
+ * cluster's DNS. With the replicas' settings (k8s/base) each pod gives its own IP instead.
+ */
 export const SELF_URL = "http://telo-k8s-runner.telo-runner.svc:8063";
 
 type PodJson = { metadata: { name: string; labels?: Record<string, string> }; spec: { initContainers?: PodContainer[]; containers: PodContainer[] } };
@@ -40,8 +43,8 @@ async function stop(client: RunnerClient, sessionId: string): Promise<void> {
   expect(eventsOf(await eventsUntil(client, sessionId)).at(-1)).toEqual({ type: "status", status: { kind: "stopped" } });
 }
 
-/** A cold run session: the pod's init container fetched its bundle from RUNNER_SELF_URL, by name. */
-export async function runSessionWithTerminal(client: RunnerClient): Promise<string> {
+/** A cold run session: the pod's init container fetched its bundle from `selfUrl` (RUNNER_SELF_URL). */
+export async function runSessionWithTerminal(client: RunnerClient, selfUrl: string): Promise<string> {
   const { sessionId } = await client.createSession(kubeSessionBody({ output: "in the cluster\r\n" }));
   await eventsUntil(client, sessionId, isStatus("running"));
   const pod = await sessionPod(sessionId);
@@ -51,7 +54,7 @@ export async function runSessionWithTerminal(client: RunnerClient): Promise<stri
   const env = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => c.env ?? []);
   const urls = env.filter((e) => e.name === "ARCHIVE_URL" || e.name === "CLAIM_URL").map((e) => e.value ?? "");
   expect(urls.length).toBe(1);
-  expect(urls[0]!.startsWith(`${SELF_URL}/`)).toBe(true);
+  expect(urls[0]!.startsWith(`${selfUrl}/`)).toBe(true);
   await echoes(client, sessionId, "typed in the cluster");
   return sessionId;
 }

@@ -11,7 +11,7 @@ import { REPO_ROOT } from "../../deploy/render.ts";
 import { RunnerClient } from "../../../src/client/index.ts";
 import { eventsUntil, isStatus } from "../../support/streams.ts";
 import { waitFor } from "../../support/wait.ts";
-import { appSession, callsFromPod, consoleLists, metricsServed, poolClaim, runSessionWithTerminal, SERVICE_ACCOUNT_USER, watchSession } from "./checks.ts";
+import { appSession, callsFromPod, consoleLists, metricsServed, poolClaim, runSessionWithTerminal, SELF_URL, SERVICE_ACCOUNT_USER, watchSession } from "./checks.ts";
 import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
 import { helmInstall, importRunnerImage, readyRunner, RUNNER_REPOSITORY, runnerPods, serviceUrl, tagImage, uninstall, type RunnerPod } from "./install.ts";
 import { acrossReplacement, manyLiveSessions } from "./operations.ts";
@@ -40,7 +40,7 @@ describe("the runner installed with helm install", () => {
 
   it("runs a session through its Service with the bundle fetched by name, metrics and the console's list", async () => {
     expect(pod.restarts).toEqual({ api: 0, supervisor: 0 });
-    const sessionId = await runSessionWithTerminal(client);
+    const sessionId = await runSessionWithTerminal(client, SELF_URL);
     await metricsServed(baseUrl);
     await consoleLists(baseUrl, sessionId);
     await client.deleteSession(sessionId);

@@ -41,8 +41,8 @@ describe("the runner installed with kubectl apply -k", () => {
     expect((await fetch(`${baseUrl}/v1/ready`)).status).toBe(200);
   });
 
-  it("runs a session whose pod fetched its bundle through RUNNER_SELF_URL by name, with its terminal, and serves /metrics", async () => {
-    const sessionId = await runSessionWithTerminal(client);
+  it("runs a session whose pod fetched its bundle from its own replica's listener (RUNNER_SELF_URL), with its terminal, and serves /metrics", async () => {
+    const sessionId = await runSessionWithTerminal(client, `http://${pod.ip}:8063`);
     await metricsServed(baseUrl);
     await client.deleteSession(sessionId);
     await eventsUntil(client, sessionId, isStatus("stopped"));

@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { expect, inject } from "vitest";
-import type { RunnerClient, StreamItem } from "../../../src/client/index.ts";
+import { RunnerError, type RunnerClient, type StreamItem } from "../../../src/client/index.ts";
 import { kubeSessionBody } from "../../support/kube-runner.ts";
 import { eventsUntil, framesUntilText, isStatus, textOf } from "../../support/streams.ts";
 import { waitFor } from "../../support/wait.ts";
@@ -33,7 +33,14 @@ async function liveSession(client: RunnerClient, text: string): Promise<{ sessio
 
 /** After the runner came back: the same session running, its terminal resumed after `lastSeq`. */
 async function resumes(client: RunnerClient, sessionId: string, lastSeq: number): Promise<void> {
-  expect((await client.getSession(sessionId)).status.kind).toBe("running");
+  // A 503 (with retry-after) is the contract's "retry": a terminating pod's api may still answer
+  // for a moment after its supervisor handed over, and a session may be between replicas.
+  const document = await waitFor("the session answered after the replacement", () =>
+    client.getSession(sessionId).catch((error: unknown) => {
+      if (error instanceof RunnerError && error.status === 503) return undefined;
+      throw error;
+    }), 60_000);
+  expect(document.status.kind).toBe("running");
   const again = client.terminal(sessionId, { lastSeq });
   await again.send("after\r");
   const after = await framesUntilText(again, "after");
