@@ -4,8 +4,7 @@
  * and the machine restored.
  *
  * The apiserver belongs to this process, so a test restarts it through a small control endpoint
- * on loopback (`POST /apiserver/restart`); the in-cluster files turn NetworkPolicy enforcement on
- * the same way (`POST /network-policy/enforce`, test/cluster/fixture/network-policy.ts).
+ * on loopback (`POST /apiserver/restart`).
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,7 +15,6 @@ export interface RealClusterInfo {
   adminKubeconfig: string;
   runnerKubeconfig: string;
   hostAddress: string;
-  containerdSocket: string;
   controlUrl: string;
   kernelImage: string;
   initImage: string;
@@ -34,13 +32,6 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const cluster = await startRealCluster();
   const control = createServer((request, response) => {
-    if (request.method === "POST" && request.url === "/network-policy/enforce") {
-      cluster.enforceNetworkPolicy().then(
-        () => response.writeHead(204).end(),
-        (error: Error) => response.writeHead(500).end(error.message),
-      );
-      return;
-    }
     if (request.method === "POST" && request.url === "/apiserver/restart") {
       cluster.restartApiserver().then(
         () => response.writeHead(204).end(),
@@ -55,7 +46,6 @@ export default async function setup(project: TestProject) {
     adminKubeconfig: cluster.adminKubeconfig,
     runnerKubeconfig: cluster.runnerKubeconfig,
     hostAddress: cluster.hostAddress,
-    containerdSocket: cluster.containerdSocket,
     controlUrl: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
     kernelImage: IMAGES.kernel,
     initImage: IMAGES.busybox,
