@@ -4,7 +4,7 @@
  * duration. Unset identity = one replica, no Leases, as every install before.
  */
 import * as v from "valibot";
-import { IdentitySchema } from "../replicas/membership.ts";
+import { IdentitySchema } from "../replicas/identity.ts";
 import type { LeaseTiming } from "../replicas/lease-rules.ts";
 import { ConfigError, positiveIntVar, stringVar } from "./env-values.ts";
 import { type PeerConfig, parsePeerAddress } from "./peer.ts";

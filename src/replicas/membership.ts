@@ -7,16 +7,12 @@
 import * as v from "valibot";
 import { isHeld, observe, viewOf, type Lease, type Observation } from "./lease-rules.ts";
 import type { LeaseMeta, LeaseStore } from "./lease-store.ts";
+import { IdentitySchema } from "./identity.ts";
 
 /** The label every Lease of the replicas carries, and its values. */
 export const ROLE_LABEL = "telo.run/lease-role";
 export const PEER_ADDRESS_ANNOTATION = "telo.run/peer-address";
 
-/**
- * A replica identity: its pod name in a cluster. It is part of Lease names, so it must be a
- * DNS-1123 label (a pod name of a Deployment or StatefulSet is one).
- */
-export const IdentitySchema = v.pipe(v.string(), v.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "a replica identity must be a DNS-1123 label (lowercase letters, digits and '-', at most 63)"));
 
 /** The names of every Lease of the replicas, under one prefix (one runner installation). */
 export function leaseNames(prefix: string) {
