@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the real-cluster tier's Go programs into a cache outside the clone, skipping every
 # binary already there (a cold build takes under 9 minutes on 2 idle cores, 33 on a loaded machine; a warm one seconds).
-#   test/cluster/build.sh            kube binaries, etcd, the image tool and the images
+#   test/cluster/build.sh            kube binaries, etcd, cluster DNS, the NetworkPolicy enforcer,
+#                                    the image tool and the images
 #   test/cluster/build.sh registry   only the container registry test/kube/build uses
+#   test/cluster/build.sh addons     only CoreDNS and kube-router (docs/deployment.md)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KUBE_VERSION=${KUBE_VERSION:-v1.36.3}
@@ -23,6 +25,26 @@ build_registry() {
   [ -x "$REGISTRY_DIR/registry" ] && return
   # Distribution's go.mod has no replace directives, so `go install` of its command works.
   GOBIN="$REGISTRY_DIR" go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+}
+
+# CoreDNS from its module, with only the plugins the tier's Corefile uses (test/cluster/dns), so
+# Service names resolve in pods. kube-router's firewall alone enforces NetworkPolicy: it programs
+# iptables and ipsets, which this kernel has; kube-network-policies needs nftables' queue
+# statement, which it lacks (CONFIG_NFT_QUEUE). kube-router's go.mod has no replace directives.
+COREDNS_VERSION=v1.15.0
+KUBE_ROUTER_VERSION=v2.1.0
+build_addons() {
+  if [ ! -x "$CACHE/bin/coredns" ]; then
+    echo "building coredns $COREDNS_VERSION"
+    (cd "$here/dns" && go build -trimpath -ldflags "-s -w" -o "$CACHE/bin/coredns.tmp" .)
+    mv "$CACHE/bin/coredns.tmp" "$CACHE/bin/coredns"
+  fi
+  if [ ! -x "$CACHE/bin/kube-router" ]; then
+    echo "building kube-router $KUBE_ROUTER_VERSION"
+    GOBIN="$CACHE/bin/kube-router.d" go install -trimpath -ldflags "-s -w" "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION"
+    mv "$CACHE/bin/kube-router.d/kube-router" "$CACHE/bin/kube-router"
+    rmdir "$CACHE/bin/kube-router.d"
+  fi
 }
 
 build_kube() {
@@ -46,14 +68,15 @@ build_images() {
     go build -trimpath -ldflags "-s -w" -o "$CACHE/bin/$prog" "./$prog"
   done
   "$CACHE/bin/mkimage" -out "$CACHE/images" -pause "$CACHE/bin/pause" -kernel "$CACHE/bin/kernel" \
-    -busybox "${BUSYBOX:-/bin/busybox}"
+    -busybox "${BUSYBOX:-/bin/busybox}" -coredns "$CACHE/bin/coredns"
 }
 
 case "${1:-all}" in
   registry) build_registry; echo "built $REGISTRY_DIR/registry"; exit 0 ;;
   kube) build_kube ;;
+  addons) build_addons ;;
   images) build_images ;;
-  all) build_kube; build_images ;;
-  *) echo "usage: $0 [all|kube|images|registry]" >&2; exit 2 ;;
+  all) build_kube; build_addons; build_images ;;
+  *) echo "usage: $0 [all|kube|addons|images|registry]" >&2; exit 2 ;;
 esac
 echo "built into $CACHE"

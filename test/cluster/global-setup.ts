@@ -4,7 +4,8 @@
  * and the machine restored.
  *
  * The apiserver belongs to this process, so a test restarts it through a small control endpoint
- * on loopback (`POST /apiserver/restart`).
+ * on loopback (`POST /apiserver/restart`); the in-cluster files turn NetworkPolicy enforcement on
+ * the same way (`POST /network-policy/enforce`, test/cluster/fixture/network-policy.ts).
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,6 +16,7 @@ export interface RealClusterInfo {
   adminKubeconfig: string;
   runnerKubeconfig: string;
   hostAddress: string;
+  containerdSocket: string;
   controlUrl: string;
   kernelImage: string;
   initImage: string;
@@ -32,6 +34,13 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const cluster = await startRealCluster();
   const control = createServer((request, response) => {
+    if (request.method === "POST" && request.url === "/network-policy/enforce") {
+      cluster.enforceNetworkPolicy().then(
+        () => response.writeHead(204).end(),
+        (error: Error) => response.writeHead(500).end(error.message),
+      );
+      return;
+    }
     if (request.method === "POST" && request.url === "/apiserver/restart") {
       cluster.restartApiserver().then(
         () => response.writeHead(204).end(),
@@ -46,6 +55,7 @@ export default async function setup(project: TestProject) {
     adminKubeconfig: cluster.adminKubeconfig,
     runnerKubeconfig: cluster.runnerKubeconfig,
     hostAddress: cluster.hostAddress,
+    containerdSocket: cluster.containerdSocket,
     controlUrl: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
     kernelImage: IMAGES.kernel,
     initImage: IMAGES.busybox,

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the real-cluster tier runs (root): the container runtime, CNI
-# plugins, busybox for the init image, and the kernel tools kube-proxy's nftables mode uses.
+# plugins, busybox for the init image, the kernel tools kube-proxy's nftables mode uses, and
+# ipset for kube-router's NetworkPolicy firewall.
 # Services are not started: the fixture runs containerd itself with a root of its own.
 set -euo pipefail
-packages=(containerd runc containernetworking-plugins busybox-static nftables conntrack iptables iproute2 openssl)
+packages=(containerd runc containernetworking-plugins busybox-static nftables conntrack iptables iproute2 openssl ipset)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")

@@ -27,6 +27,7 @@ const (
 	busyboxRef = "k8s-runner.local/busybox:1"
 	pauseRef   = "k8s-runner.local/pause:1"
 	kernelRef  = "k8s-runner.local/telo-kernel:standin"
+	corednsRef = "k8s-runner.local/coredns:1"
 )
 
 // The stand-in again as the Telo-version images the runner names (`<repository>:<V>-<variant>`,
@@ -146,26 +147,30 @@ func busyboxEntries(busybox string) ([]entry, error) {
 	return entries, nil
 }
 
+// imageSpec is one image the tool writes: its reference, files, entrypoint, user and environment.
+type imageSpec struct {
+	ref        string
+	entries    []entry
+	entrypoint []string
+	user       string
+	env        []string
+}
+
 func main() {
 	out := flag.String("out", "", "directory the tarballs are written to")
 	busybox := flag.String("busybox", "/bin/busybox", "a static busybox")
 	pause := flag.String("pause", "", "the pause program")
 	kernel := flag.String("kernel", "", "the kernel stand-in program")
+	coredns := flag.String("coredns", "", "the cluster DNS server (test/cluster/dns)")
 	flag.Parse()
-	if *out == "" || *pause == "" || *kernel == "" {
-		log.Fatal("usage: mkimage -out DIR -pause FILE -kernel FILE [-busybox FILE]")
+	if *out == "" || *pause == "" || *kernel == "" || *coredns == "" {
+		log.Fatal("usage: mkimage -out DIR -pause FILE -kernel FILE -coredns FILE [-busybox FILE]")
 	}
 	shell, err := busyboxEntries(*busybox)
 	if err != nil {
 		log.Fatal(err)
 	}
-	images := []struct {
-		ref        string
-		entries    []entry
-		entrypoint []string
-		user       string
-		env        []string
-	}{
+	images := []imageSpec{
 		{busyboxRef, shell, []string{"/bin/sh"}, "", nil},
 		{pauseRef, []entry{{path: "/pause", source: *pause}}, []string{"/pause"}, "", nil},
 		// The kernel's pods run `sh -c '… exec telo run …'`, so the stand-in ships a shell too. Its
@@ -177,6 +182,8 @@ func main() {
 		last := &images[len(images)-1]
 		last.ref, last.env = kernelVersionRef(version), []string{"TELO_STANDIN_VERSION=" + version}
 	}
+	// A static binary; the Corefile comes from a ConfigMap (test/cluster/fixture/addons.ts).
+	images = append(images, imageSpec{corednsRef, []entry{{path: "/coredns", source: *coredns}}, []string{"/coredns"}, "65534:65534", nil})
 	for _, image := range images {
 		if err := writeImage(*out, image.ref, image.entries, image.entrypoint, image.user, image.env); err != nil {
 			log.Fatalf("%s: %v", image.ref, err)
