@@ -45,11 +45,14 @@ export async function tagImage(from: string, to: string): Promise<void> {
 
 /**
  * `kubectl apply -k` of an overlay over k8s/base that changes image references and the replica
- * count (one, on this single node) only: the
- * runner's own, and the init image the session pods fetch their bundle with (the kernel image is
- * the one baked into the runner's image, RUNNER_IMAGE, as a release build sets it).
+ * count only (one by default, on this single node; the replicas' file asks for k8s/base's three):
+ * the runner's own, and the init image the session pods fetch their bundle with (the kernel
+ * image is the one baked into the runner's image, RUNNER_IMAGE, as a release build sets it).
+ * `env` adds settings to the runner's ConfigMap (the replicas' file lowers the session ceilings
+ * so that its sessions fit the node beside four runner pods).
  */
-export async function applyOverlay(tag: string): Promise<string> {
+export async function applyOverlay(tag: string, options: { replicas?: number; env?: Record<string, string> } = {}): Promise<string> {
+  const { replicas = 1, env = {} } = options;
   const dir = join(WORK, "overlay");
   await mkdir(dir, { recursive: true });
   await writeFile(
@@ -59,11 +62,10 @@ export async function applyOverlay(tag: string): Promise<string> {
       "kind: Kustomization",
       "resources:",
       `  - ${relative(dir, join(REPO_ROOT, "k8s/base"))}`,
-      // One replica on the tier's single 2-core node (the replicas themselves are proven by
-      // test/kube-e2e/replicas.test.ts); the replica settings stay as k8s/base has them.
+      // The replica settings stay as k8s/base has them, whatever the count.
       "replicas:",
       "  - name: telo-k8s-runner",
-      "    count: 1",
+      `    count: ${replicas}`,
       "images:",
       "  - name: telorun/k8s-runner",
       `    newName: ${RUNNER_REPOSITORY}`,
@@ -74,6 +76,7 @@ export async function applyOverlay(tag: string): Promise<string> {
       "    behavior: merge",
       "    literals:",
       `      - RUNNER_INIT_IMAGE=${inject("realCluster").initImage}`,
+      ...Object.entries(env).map(([name, value]) => `      - ${name}=${value}`),
       "",
     ].join("\n"),
   );
@@ -133,11 +136,15 @@ export async function runnerPods(): Promise<RunnerPod[]> {
 
 /** The one runner pod, Ready, running `ref` in both containers. */
 export async function readyRunner(ref: string): Promise<RunnerPod> {
-  return waitFor(`the runner pod on ${ref} to be Ready`, async () => {
+  return (await readyRunners(ref, 1))[0]!;
+}
+
+/** Exactly `count` runner pods, every one Ready and running `ref` in both containers. */
+export async function readyRunners(ref: string, count: number): Promise<RunnerPod[]> {
+  return waitFor(`${count} runner pod(s) on ${ref} to be Ready`, async () => {
     const pods = await runnerPods();
-    const [pod] = pods;
-    return pods.length === 1 && pod!.ready && Object.values(pod!.images).every((image) => image === ref) ? pod : undefined;
-  }, 180_000);
+    return pods.length === count && pods.every((pod) => pod.ready && Object.values(pod.images).every((image) => image === ref)) ? pods : undefined;
+  }, 240_000);
 }
 
 /** The Service's ClusterIP URL for a port name (`http` the /v1 API, `bundles` the bundle listener). */
