@@ -29,6 +29,8 @@ import {
   runtimeClassVerdict,
 } from "./status/runtime-class.ts";
 import { WatchSession } from "./session/watch-session.ts";
+import { adoptedStreams, claimStreams } from "./session/stream-marks-calls.ts";
+import type { StreamIds } from "../sessions/stream-marks.ts";
 import { adoptedToken, sweepTokenSecrets } from "./session/token-secret-calls.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 import { unreleasedReason } from "../sessions/telo-gate.ts";
@@ -102,11 +104,14 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       return current.map(({ pod, record }, index): AdoptableSession => {
         const token = tokens[index];
         const spec = { ...specFromRecord(record, pod, options.catalog), ...(token && { token }) };
+        // Where the last owner left the session's streams (docs/replicas.md "Output across a handover").
+        const streams = adoptedStreams(pod);
         const resume =
           record.mode === "watch"
-            ? (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod)
-            : (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new RunSession(ctx, spec, callbacks).adopt(pod);
-        return { spec, resume };
+            ? (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod, streams)
+            : (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new RunSession(ctx, spec, callbacks).adopt(pod, streams);
+        const claim = (ceiling: StreamIds) => claimStreams(ctx, pod.metadata?.name ?? "", ceiling);
+        return { spec, resume, ...(streams.saved && { streams: streams.saved }), claimStreams: claim };
       });
     },
 

@@ -41,7 +41,7 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
   };
   const coordinator = coordinate({
     releasing: async (shards) => {
-      const count = service.handOff(inShards(shards));
+      const count = await service.handOff(inShards(shards));
       if (count > 0) log.info("sessions handed to other replicas", { count, shards });
     },
     acquired: async (shards) => {
@@ -53,6 +53,9 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
       await service.backend.housekeep?.();
     },
   });
+  // Only under several replicas does another process continue a session's streams. The timer
+  // does not hold the process; at a handover the registry empties and its passes find nothing.
+  service.ceilings.run();
   service.shareWithReplicas({
     owns: (id) => coordinator.owns(id),
     mintSessionId: (newId) => coordinator.mintSessionId(newId),

@@ -1,0 +1,106 @@
+/**
+ * A session's stream marks on its pod (docs/replicas.md "Output across a handover"): the
+ * annotation `telo.run/streams` holds the ids its owner handed out (exactly, after a graceful
+ * handover; else a ceiling) and, per app, where a successor's terminal starts in the log. One
+ * write when a replica adopts the session, one at its handover, and one whenever its ids near
+ * the saved ceiling; never one per output chunk. Each write is conditional on the pod's
+ * resourceVersion, and an owner's write is refused once another process has claimed the
+ * session since its own claim, so a replica that was paused cannot overwrite a successor's marks.
+ */
+import { randomUUID } from "node:crypto";
+import { PatchStrategy, type V1Pod, setHeaderOptions } from "@kubernetes/client-node";
+import * as v from "valibot";
+import { parseJsonAs } from "../../contract/parse-json.ts";
+import type { SavedStreams, StreamIds } from "../../sessions/stream-marks.ts";
+import { withDeadline } from "../cluster/api.ts";
+import { CALL_DEADLINE_MS } from "../cluster/pod-calls.ts";
+import type { KubeContext } from "../context.ts";
+import { isConflict } from "../status/api-error.ts";
+import type { TerminalStart } from "./container-terminal.ts";
+import { LogPositionSchema } from "./log-position.ts";
+import { appContainerName } from "../specs/names.ts";
+
+/** A run pod's one container. */
+const RUN_CONTAINER = "session";
+
+export const STREAMS_ANNOTATION = "telo.run/streams";
+
+/** This process, as the writer of marks: a restarted replica under the same pod name is another writer. */
+const WRITER = randomUUID();
+
+const Id = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 32 - 1));
+const SavedStartSchema = v.union([v.object({ from: v.literal("beginning") }), v.object({ from: v.literal("position"), position: LogPositionSchema })]);
+
+const StreamMarksSchema = v.object({
+  by: v.pipe(v.string(), v.maxLength(64)),
+  exact: v.boolean(),
+  events: Id,
+  apps: v.record(v.string(), v.object({ seq: Id, start: v.optional(SavedStartSchema) })),
+});
+type StreamMarks = v.InferOutput<typeof StreamMarksSchema>;
+
+/** What an adopting replica reads from a pod: the saved ids, and where each app's terminal starts. */
+export type AdoptedStreams = { saved: SavedStreams | undefined; startOf(app: string): TerminalStart };
+
+export function adoptedStreams(pod: V1Pod): AdoptedStreams {
+  const text = pod.metadata?.annotations?.[STREAMS_ANNOTATION];
+  const marks = text === undefined ? undefined : parseJsonAs(StreamMarksSchema, text);
+  const running = new Set((pod.status?.containerStatuses ?? []).filter((status) => status.state?.running).map((status) => status.name));
+  const continues = new Set(marks?.exact ? Object.entries(marks.apps).flatMap(([name, app]) => (app.start ? [name] : [])) : []);
+  return {
+    saved: marks && { exact: marks.exact, ids: { events: marks.events, apps: Object.fromEntries(Object.entries(marks.apps).map(([name, app]) => [name, app.seq])) }, continues },
+    startOf(app) {
+      const saved = marks?.exact ? marks.apps[app]?.start : undefined;
+      if (saved) return saved;
+      // Not handed over: what an owner that died showed is not known, so nothing printed before
+      // is shown again (the client is told of a gap); a container that had not run printed nothing.
+      return running.has(RUN_CONTAINER) || running.has(appContainerName(app)) ? { from: "now" } : { from: "beginning" };
+    },
+  };
+}
+
+/** An adopting replica's claim: its ceiling, written whatever the pod carried. */
+export function claimStreams(ctx: KubeContext, podName: string, ceiling: StreamIds): Promise<void> {
+  return writeMarks(ctx, podName, marksOf(ceiling, false), true);
+}
+
+/** An owner's new ceiling; refused (an error) once another process has claimed the session. */
+export function saveCeiling(ctx: KubeContext, podName: string, ceiling: StreamIds): Promise<void> {
+  return writeMarks(ctx, podName, marksOf(ceiling, false), false);
+}
+
+/** The owner's handover: the last ids exactly, and each app's start where it is known. */
+export function saveHandover(ctx: KubeContext, podName: string, ids: StreamIds, starts: ReadonlyMap<string, TerminalStart | undefined>): Promise<void> {
+  const marks = marksOf(ids, true);
+  for (const [name, app] of Object.entries(marks.apps)) {
+    const start = starts.get(name);
+    if (start && start.from !== "now") app.start = start;
+  }
+  return writeMarks(ctx, podName, marks, false);
+}
+
+function marksOf(ids: StreamIds, exact: boolean): StreamMarks {
+  return { by: WRITER, exact, events: ids.events, apps: Object.fromEntries(Object.entries(ids.apps).map(([name, seq]) => [name, { seq }])) };
+}
+
+/** Read, check, conditional merge patch; a 409 (the kubelet moved the pod meanwhile) reads again, a few times. */
+async function writeMarks(ctx: KubeContext, podName: string, marks: StreamMarks, claim: boolean): Promise<void> {
+  const namespace = ctx.config.sessionPods.namespace;
+  for (let attempt = 1; ; attempt += 1) {
+    const pod = await withDeadline(ctx.api.core.readNamespacedPod({ name: podName, namespace }), CALL_DEADLINE_MS, "the pod read");
+    const text = pod.metadata?.annotations?.[STREAMS_ANNOTATION];
+    const stored = text === undefined ? undefined : parseJsonAs(StreamMarksSchema, text);
+    if (!claim && stored && stored.by !== WRITER) throw new Error("another replica has claimed the session's streams");
+    const body = { metadata: { resourceVersion: pod.metadata?.resourceVersion, annotations: { [STREAMS_ANNOTATION]: JSON.stringify(marks) } } };
+    try {
+      await withDeadline(
+        ctx.api.core.patchNamespacedPod({ name: podName, namespace, body }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch)),
+        CALL_DEADLINE_MS,
+        "the pod's stream marks",
+      );
+      return;
+    } catch (error) {
+      if (!isConflict(error) || attempt >= 5) throw error;
+    }
+  }
+}
