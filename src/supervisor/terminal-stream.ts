@@ -47,13 +47,11 @@ export function streamTerminal(
       return socket.write(frameInPlace(encodeByteFrame(seq, chunk.tag, chunk.bytes, HEADER_BYTES))) ? "more" : "drain";
     },
     gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
-    // An evicted session ends at once; a moved one first sends what it holds, so the seq its
-    // client reconnects with is the last one this replica handed out (docs/replicas.md).
+    // Evicted: ends at once; moved: first sends what it holds (the seq to reconnect with is the last).
     stopBefore: () => {
       if (session.disposed && !session.moved) close = disposedClose(session);
       return session.disposed && !session.moved;
     },
-    // Everything pushed before the terminal status (or the move) has been sent: now the close.
     doneWhenCaughtUp: () => {
       if (session.moved) close = disposedClose(session);
       else if (session.terminal) close = { code: CloseCodes.normal, reason: "session terminal" };

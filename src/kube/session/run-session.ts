@@ -328,11 +328,11 @@ export class RunSession {
       handOver: async (ids) => {
         if (this.#finished) return;
         this.#finished = true;
-        const start = this.#terminal?.handOverStart();
+        const terminal = this.#terminal;
+        const saved = this.#pod && terminal && saveHandover(this.#ctx, this.#pod.name, ids, [[this.#app.name, terminal]]);
         this.#release();
         this.#resolveDone();
-        const podName = this.#pod?.name;
-        if (podName) await saveHandover(this.#ctx, podName, ids, new Map([[this.#app.name, await start]]));
+        await saved;
       },
       saveCeiling: async (ceiling) => {
         if (!this.#finished && this.#pod) await saveCeiling(this.#ctx, this.#pod.name, ceiling);

@@ -16,7 +16,7 @@ import { withDeadline } from "../cluster/api.ts";
 import { CALL_DEADLINE_MS } from "../cluster/pod-calls.ts";
 import type { KubeContext } from "../context.ts";
 import { isConflict } from "../status/api-error.ts";
-import type { TerminalStart } from "./container-terminal.ts";
+import type { ContainerTerminal, TerminalStart } from "./container-terminal.ts";
 import { LogPositionSchema } from "./log-position.ts";
 import { appContainerName } from "../specs/names.ts";
 
@@ -69,8 +69,12 @@ export function saveCeiling(ctx: KubeContext, podName: string, ceiling: StreamId
   return writeMarks(ctx, podName, marksOf(ceiling, false), false);
 }
 
-/** The owner's handover: the last ids exactly, and each app's start where it is known. */
-export function saveHandover(ctx: KubeContext, podName: string, ids: StreamIds, starts: ReadonlyMap<string, TerminalStart | undefined>): Promise<void> {
+/**
+ * The owner's handover: each terminal closed and its successor's start found (by app), then the
+ * last ids saved exactly with the starts that are known.
+ */
+export async function saveHandover(ctx: KubeContext, podName: string, ids: StreamIds, terminals: Iterable<[string, ContainerTerminal]>): Promise<void> {
+  const starts = new Map(await Promise.all([...terminals].map(async ([app, terminal]) => [app, await terminal.handOverStart()] as const)));
   const marks = marksOf(ids, true);
   for (const [name, app] of Object.entries(marks.apps)) {
     const start = starts.get(name);

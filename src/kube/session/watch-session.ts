@@ -25,7 +25,7 @@ import { followApp } from "./relays.ts";
 import { sessionFacts } from "./session-facts.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
 import { createSessionPod } from "./token-secret-calls.ts";
-import { ContainerTerminal, type TerminalStart } from "./container-terminal.ts";
+import { ContainerTerminal } from "./container-terminal.ts";
 import { type AdoptedStreams, saveCeiling, saveHandover } from "./stream-marks-calls.ts";
 import { ensureWorkspaceConfigMap } from "./ensure-workspace-configmap.ts";
 import type { PodWorkspaceClient } from "./workspace-client.ts";
@@ -61,7 +61,7 @@ export class WatchSession {
   #finished = false;
   /** App-set changes run one after the other. */
   #appChange: Promise<void> = Promise.resolve();
-  /** An adopted pod's terminal starts (docs/replicas.md); a pod this session creates later starts at the beginning. */
+  /** An adopted pod's terminal starts; a pod created later starts at the beginning. */
   #adopted: { podName: string; streams: AdoptedStreams } | undefined;
   readonly #ports: WatchPorts;
   #resolveDone!: () => void;
@@ -309,14 +309,13 @@ export class WatchSession {
     return runtime;
   }
 
-  /** Let go to another replica: each terminal's start for its successor, saved with the last ids. */
+  /** Let go to another replica: its terminals' positions saved with the last ids (stream-marks-calls.ts). */
   async #handOver(ids: Parameters<NonNullable<Workload["handOver"]>>[0]): Promise<void> {
     if (this.#finished) return;
-    const runtime = this.#runtime;
-    const starts = [...(runtime?.terminals ?? [])].map(async ([app, terminal]) => [app, await terminal.handOverStart()] as const);
+    const saved = this.#runtime && saveHandover(this.#ctx, this.#runtime.pod.name, ids, [...this.#runtime.terminals]);
     this.#releaseRuntime();
     this.#end();
-    if (runtime) await saveHandover(this.#ctx, runtime.pod.name, ids, new Map<string, TerminalStart | undefined>(await Promise.all(starts)));
+    await saved;
   }
 
   /** Teardown: the pod watch first, so the delete is not reported as the session failing. */
@@ -394,10 +393,7 @@ export class WatchSession {
         this.#end();
       },
       handOver: (ids) => this.#handOver(ids),
-      saveCeiling: async (ceiling) => {
-        const podName = this.#runtime?.pod.name;
-        if (!this.#finished && podName) await saveCeiling(this.#ctx, podName, ceiling);
-      },
+      saveCeiling: async (ceiling) => (this.#runtime && !this.#finished ? saveCeiling(this.#ctx, this.#runtime.pod.name, ceiling) : undefined),
     };
   }
 }
