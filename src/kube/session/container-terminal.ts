@@ -14,7 +14,7 @@ import { apiReason } from "../status/api-error.ts";
 import { attachRetryPause } from "../retry/attach-retry.ts";
 import { type LogPosition, bytesAfter, parseStampedLog, positionAfter, secondsSince } from "./log-position.ts";
 import { OutputJoiner } from "./output-joiner.ts";
-import { overlapLength } from "./overlap.ts";
+import { LiveAfterLog } from "./overlap.ts";
 
 /** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
 const MAX_EARLY_STDIN_BYTES = 64 * 1024;
@@ -27,6 +27,8 @@ const LOG_READ_DEADLINE_MS = 10_000;
 const TAIL_BYTES = 8 * 1024;
 /** A handover's read of the log back to where its shown tail began, a few seconds' output at most. */
 const POSITION_READ_BYTES = 4 * 1024 * 1024;
+/** How long live output that repeats the log's lines is withheld at most, waiting for the attach to catch up. */
+const JOIN_WAIT_MS = 1_000;
 /** Clocks of the runner and the node may differ by this much. */
 const CLOCK_MARGIN_SECONDS = 5;
 
@@ -185,7 +187,13 @@ export class ContainerTerminal {
     if (this.#closed) return;
     // Until the log is read, live output waits, so the two can be joined without a repeat.
     let held: Buffer[] | undefined = first && this.#target.tty ? [] : undefined;
-    const live = new OutputJoiner((bytes, stream) => this.#emit(bytes, stream));
+    // After a log join, until the attach has caught up with the log (overlap.ts).
+    let joining: LiveAfterLog | undefined;
+    const live = new OutputJoiner((bytes, stream) => {
+      const shown = joining ? joining.add(bytes) : bytes;
+      if (joining?.done) joining = undefined;
+      this.#emit(shown, stream);
+    });
     let attachment: Attachment;
     try {
       attachment = await attachContainer(this.#ctx.api.kubeConfig, {
@@ -205,9 +213,17 @@ export class ContainerTerminal {
     // ahead of an attach whose reader is slow, as under CPU pressure).
     if (held) {
       const log = await this.#showLog();
-      const early = Buffer.concat(held);
+      const join = new LiveAfterLog(log);
+      this.#emit(join.add(Buffer.concat(held)));
       held = undefined;
-      this.#emit(early.subarray(overlapLength(log, early)));
+      if (!join.done) {
+        joining = join;
+        setTimeout(() => {
+          if (joining !== join) return;
+          joining = undefined;
+          this.#emit(join.giveUp());
+        }, JOIN_WAIT_MS).unref();
+      }
       if (this.#closed) return attachment.close();
     }
     this.#attachment = attachment;

@@ -8,7 +8,7 @@
  * session since its own claim, so a replica that was paused cannot overwrite a successor's marks.
  */
 import { randomUUID } from "node:crypto";
-import { PatchStrategy, type V1Pod, setHeaderOptions } from "@kubernetes/client-node";
+import type { V1Pod } from "@kubernetes/client-node";
 import * as v from "valibot";
 import { parseJsonAs } from "../../contract/parse-json.ts";
 import type { SavedStreams, StreamIds } from "../../sessions/stream-marks.ts";
@@ -87,21 +87,23 @@ function marksOf(ids: StreamIds, exact: boolean): StreamMarks {
   return { by: WRITER, exact, events: ids.events, apps: Object.fromEntries(Object.entries(ids.apps).map(([name, seq]) => [name, { seq }])) };
 }
 
-/** Read, check, conditional merge patch; a 409 (the kubelet moved the pod meanwhile) reads again, a few times. */
+/**
+ * Read, check, conditional replace; a 409 (the kubelet moved the pod meanwhile) reads again, a
+ * few times. Read by a list of one name and written by an update, as the warm-pool claim is: the
+ * manifests grant list and update on pods, not get or patch.
+ */
 async function writeMarks(ctx: KubeContext, podName: string, marks: StreamMarks, claim: boolean): Promise<void> {
   const namespace = ctx.config.sessionPods.namespace;
   for (let attempt = 1; ; attempt += 1) {
-    const pod = await withDeadline(ctx.api.core.readNamespacedPod({ name: podName, namespace }), CALL_DEADLINE_MS, "the pod read");
-    const text = pod.metadata?.annotations?.[STREAMS_ANNOTATION];
+    const listed = await withDeadline(ctx.api.core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${podName}` }), CALL_DEADLINE_MS, "the pod read");
+    const pod = listed.items[0];
+    if (!pod?.metadata) throw new Error(`pod ${podName} is gone`);
+    const text = pod.metadata.annotations?.[STREAMS_ANNOTATION];
     const stored = text === undefined ? undefined : parseJsonAs(StreamMarksSchema, text);
     if (!claim && stored && stored.by !== WRITER) throw new Error("another replica has claimed the session's streams");
-    const body = { metadata: { resourceVersion: pod.metadata?.resourceVersion, annotations: { [STREAMS_ANNOTATION]: JSON.stringify(marks) } } };
+    pod.metadata.annotations = { ...pod.metadata.annotations, [STREAMS_ANNOTATION]: JSON.stringify(marks) };
     try {
-      await withDeadline(
-        ctx.api.core.patchNamespacedPod({ name: podName, namespace, body }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch)),
-        CALL_DEADLINE_MS,
-        "the pod's stream marks",
-      );
+      await withDeadline(ctx.api.core.replaceNamespacedPod({ name: podName, namespace, body: pod }), CALL_DEADLINE_MS, "the pod's stream marks");
       return;
     } catch (error) {
       if (!isConflict(error) || attempt >= 5) throw error;
