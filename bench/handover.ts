@@ -60,7 +60,6 @@ async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGT
     const reconnectMs = summarize(clients.map((client) => client.servedAt - client.closedAt));
     const duplicated = clients.reduce((sum, client) => sum + duplicates(ticksOf(client.text)), 0);
     const gapped = clients.filter((client) => client.gaps > 0).length;
-    if (process.env.BENCH_DEBUG) for (const client of clients) if (duplicates(ticksOf(client.text)) > 0) console.error("DUP", client.sessionId, JSON.stringify(client.text.slice(-2000)), ticksOf(client.text).join(","));
     const what = signal === "SIGTERM" ? "handover (SIGTERM of the owner)" : "takeover (SIGKILL of the owner)";
     const note = `${options.sessions} sessions with open terminals through another replica, 3 replicas, lease 15 s, retry 2 s; clients retry every ${RECONNECT_EVERY_MS} ms`;
     return [

@@ -111,7 +111,7 @@ if (wanted("7")) {
 // The warm pool on a kubelet that takes 1 s per container start: a runner of its own.
 if (wanted("8")) await section("8 warm start", () => runWarmBench(mode, quick ? WARM_QUICK : WARM_FULL));
 // Three replicas on a cluster of their own; one leaves (SIGTERM), then, on another trio, one is killed.
-if (wanted("9")) await section("9 replica handover", () => runHandoverBench(mode, process.env.BENCH_SESSIONS ? { sessions: Number(process.env.BENCH_SESSIONS) } : quick ? HANDOVER_QUICK : HANDOVER_FULL));
+if (wanted("9")) await section("9 replica handover", () => runHandoverBench(mode, quick ? HANDOVER_QUICK : HANDOVER_FULL));
 // bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
 if (wanted("6")) {
   await section("6 simulated cluster", async () =>
