@@ -53,9 +53,6 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
       await service.backend.housekeep?.();
     },
   });
-  // Only under several replicas does another process continue a session's streams. The timer
-  // does not hold the process; at a handover the registry empties and its passes find nothing.
-  service.ceilings.run();
   service.shareWithReplicas({
     owns: (id) => coordinator.owns(id),
     mintSessionId: (newId) => coordinator.mintSessionId(newId),
