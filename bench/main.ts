@@ -7,7 +7,7 @@
  * 3 memory (and after the sessions ended), 4 terminal (4p: the same over the TCP peer link),
  * 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts),
  * 7 realistic start (section 1's comparison with a 1 s container start), 8 warm start
- * (bench/warm.ts).
+ * (bench/warm.ts), 9 replica handover and takeover (bench/handover.ts).
  * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
  * The api and the supervisor run compiled, as the image runs them (bench/support/build.ts);
  * `--source` runs them through tsx instead, as the tests do (faster to iterate on, but the
@@ -18,6 +18,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { FANOUT_FULL, FANOUT_QUICK, runFanoutBench } from "./fanout.ts";
+import { HANDOVER_FULL, HANDOVER_QUICK, runHandoverBench } from "./handover.ts";
 import { REALISTIC_FULL, REALISTIC_POD_START_MS, REALISTIC_QUICK, runRealisticStartBench } from "./realistic.ts";
 import { SCALE_FULL, SCALE_QUICK, runScaleBench } from "./scale.ts";
 import { START_FULL, START_QUICK, runStartBench } from "./start.ts";
@@ -109,6 +110,8 @@ if (wanted("7")) {
 }
 // The warm pool on a kubelet that takes 1 s per container start: a runner of its own.
 if (wanted("8")) await section("8 warm start", () => runWarmBench(mode, quick ? WARM_QUICK : WARM_FULL));
+// Three replicas on a cluster of their own; one leaves (SIGTERM), then, on another trio, one is killed.
+if (wanted("9")) await section("9 replica handover", () => runHandoverBench(mode, quick ? HANDOVER_QUICK : HANDOVER_FULL));
 // bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
 if (wanted("6")) {
   await section("6 simulated cluster", async () =>

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { RunnerClient } from "../../src/client/index.ts";
-import { startLocalCluster } from "../../src/local-cluster/index.ts";
+import { localClusterEnv, startLocalCluster } from "../../src/local-cluster/index.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { freePort } from "../../test/support/ports.ts";
 import { GiveUp, waitFor } from "../../test/support/wait.ts";
@@ -34,6 +34,8 @@ export type BenchRunner = {
   supervisorPid: number;
   /** The supervisor's internal Unix socket (for looking behind the api when a figure needs it). */
   internalSocket: string;
+  /** Signals the supervisor and waits for its exit (a replica leaving or killed). */
+  stopSupervisor(signal: NodeJS.Signals): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -77,7 +79,14 @@ function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<
  * session cap is lifted so the scale sections are not refused. The kubelet starts containers
  * instantly unless `podStartDelayMs` says otherwise (the realistic-start section).
  */
-export async function startBenchRunner(options: { mode: EntryMode; env?: Record<string, string>; podStartDelayMs?: number; peer?: boolean }): Promise<BenchRunner> {
+export async function startBenchRunner(options: {
+  mode: EntryMode;
+  env?: Record<string, string>;
+  podStartDelayMs?: number;
+  peer?: boolean;
+  /** Another runner whose simulated cluster this one shares (several replicas); closed after this one. */
+  beside?: BenchRunner;
+}): Promise<BenchRunner> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-bench-"));
   const [port, bundlePort] = [await freePort(), await freePort()];
   // The peer link (docs/relay.md): the api reaches its supervisor over TCP with the credential,
@@ -85,17 +94,17 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
   const peer = options.peer
     ? { RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}`, RUNNER_PEER_SECRET: "bench-peer-credential-0123456789abcdef" }
     : {};
-  const { cluster: sim, env } = await startLocalCluster(
-    {
-      PORT: String(port),
-      RUNNER_BUNDLE_PORT: String(bundlePort),
-      RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"),
-      RUNNER_MAX_SESSIONS: "10000",
-      ...peer,
-      ...options.env,
-    },
-    { podStartDelayMs: options.podStartDelayMs ?? 0 },
-  );
+  const own = {
+    PORT: String(port),
+    RUNNER_BUNDLE_PORT: String(bundlePort),
+    RUNNER_INTERNAL_SOCKET: join(dir, "supervisor.sock"),
+    RUNNER_MAX_SESSIONS: "10000",
+    ...peer,
+    ...options.env,
+  };
+  const { cluster: sim, env } = options.beside
+    ? { cluster: options.beside.sim, env: localClusterEnv(options.beside.sim, own) }
+    : await startLocalCluster(own, { podStartDelayMs: options.podStartDelayMs ?? 0 });
   const kubeConfig = sim.kubeConfig();
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -106,7 +115,7 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
     // A profiled api (BENCH_NODE_ARGS) must exit on its own to write its profile.
     if (api) await stop(api, process.env.BENCH_NODE_ARGS ? "SIGTERM" : "SIGKILL");
     if (supervisor) await stop(supervisor);
-    await sim.stop();
+    if (!options.beside) await sim.stop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
@@ -134,6 +143,7 @@ export async function startBenchRunner(options: { mode: EntryMode; env?: Record<
       apiPid: apiChild.pid!,
       supervisorPid: sup.pid!,
       internalSocket: env.RUNNER_INTERNAL_SOCKET!,
+      stopSupervisor: (signal) => stop(sup, signal),
       close,
     };
   } catch (error) {

@@ -29,6 +29,8 @@ import {
   runtimeClassVerdict,
 } from "./status/runtime-class.ts";
 import { WatchSession } from "./session/watch-session.ts";
+import { adoptedStreams, claimStreams } from "./session/stream-marks-calls.ts";
+import type { StreamIds } from "../sessions/stream-marks.ts";
 import { adoptedToken, sweepTokenSecrets } from "./session/token-secret-calls.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 import { unreleasedReason } from "../sessions/telo-gate.ts";
@@ -99,14 +101,9 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       const { current, superseded } = newestPodPerSession(ours);
       await reapPods(ctx, mine ? superseded : []);
       const tokens = await Promise.all(current.map(({ pod, record }) => adoptedToken(ctx, pod, record.mode === "watch" ? "agent" : "app")));
-      return current.map(({ pod, record }, index): AdoptableSession => {
+      return current.map(({ pod, record }, index) => {
         const token = tokens[index];
-        const spec = { ...specFromRecord(record, pod, options.catalog), ...(token && { token }) };
-        const resume =
-          record.mode === "watch"
-            ? (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod)
-            : (callbacks: Parameters<AdoptableSession["resume"]>[0]) => new RunSession(ctx, spec, callbacks).adopt(pod);
-        return { spec, resume };
+        return adoptable(ctx, pod, { ...specFromRecord(record, pod, options.catalog), ...(token && { token }) }, watchOptions);
       });
     },
 
@@ -186,6 +183,18 @@ async function reportMissingRuntimeClass(ctx: KubeContext): Promise<void> {
 }
 
 type AdoptablePod = { pod: V1Pod; record: SessionRecord };
+
+/** A session to take over from its pod, its streams continuing where the last owner left them (docs/replicas.md "Output across a handover"). */
+function adoptable(ctx: KubeContext, pod: V1Pod, spec: StartSpec, watchOptions: { ttlSeconds: number }): AdoptableSession {
+  const streams = adoptedStreams(pod);
+  return {
+    spec,
+    resume: (callbacks) =>
+      spec.mode === "watch" ? new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod, streams) : new RunSession(ctx, spec, callbacks).adopt(pod, streams),
+    ...(streams.saved && { streams: streams.saved }),
+    claimStreams: (ceiling: StreamIds) => claimStreams(ctx, pod.metadata?.name ?? "", ceiling),
+  };
+}
 
 /**
  * One pod per session: a watch session whose supervisor died while changing its app set can

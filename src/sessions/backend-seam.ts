@@ -27,6 +27,7 @@ import {
 } from "../contract/wire.ts";
 import type { SessionConfig } from "../contract/session-config.ts";
 import { RunOutcomeSchema } from "./run-projection.ts";
+import type { SavedStreams, StreamIds } from "./stream-marks.ts";
 import type { WorkloadToken } from "./workload-token.ts";
 
 /**
@@ -127,6 +128,14 @@ export type Workload = {
    * status, the pod left running for its new owner. Idempotent; settles `done`.
    */
   release?(): void;
+  /**
+   * Another replica takes the session over (docs/replicas.md "Output across a handover"): as
+   * `release`, and before it settles the ids handed out last (`ids`, no more follow) are saved
+   * with where each app's output stands, for the successor to continue from.
+   */
+  handOver?(ids: StreamIds): Promise<void>;
+  /** Saves a ceiling the ids handed out stay below until the next one (a crashed owner's successor starts past it). */
+  saveCeiling?(ceiling: StreamIds): Promise<void>;
   /** Watch sessions: the live workspace, or undefined between pods. */
   readonly workspace?: WorkspaceClient | undefined;
   reload?(app: string): Promise<void>;
@@ -154,6 +163,10 @@ export type BackendDescription = {
 export type AdoptableSession = {
   spec: StartSpec;
   resume(callbacks: BackendCallbacks): Promise<Started>;
+  /** The stream ids its last owner saved, when it saved any. */
+  streams?: SavedStreams;
+  /** Saves this owner's ceiling before it hands out any id (see Workload.saveCeiling). */
+  claimStreams?(ceiling: StreamIds): Promise<void>;
 };
 
 export type Backend = {

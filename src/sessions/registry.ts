@@ -78,16 +78,19 @@ export class Registry {
   }
 
   /**
-   * Another replica serves the session now: it leaves this registry without an end, its
-   * followers are told to reconnect, and its workload is let go, not stopped.
+   * Another replica serves the session now: it leaves this registry without an end and its
+   * followers are told to reconnect once they have what it holds. Its workload is the caller's
+   * to let go (handed over or released, never stopped).
    */
-  handOff(id: string): void {
+  handOff(id: string): Session | undefined {
     const session = this.#sessions.get(id);
     this.#cancel(id);
-    if (!session) return;
+    if (!session) return undefined;
     this.#sessions.delete(id);
+    // Output merged but not yet in the ring goes in first: the ids saved at the handover count it.
+    session.flushOutput();
     session.dispose("moved");
-    session.workload?.release?.();
+    return session;
   }
 
   #oldestReclaimable(): Session | undefined {

@@ -59,6 +59,8 @@ export type SessionInit = {
    * hold (see adoptedStreamBase): a reconnecting client sees a gap, never a false match.
    */
   firstStreamId?: number;
+  /** An app's first byte seq when it differs from firstStreamId (a session handed over by another replica). */
+  firstSeqOf?: (app: string) => number;
 };
 
 /** Seconds since 2024 — above any id an earlier process handed out, below 2^32 for a century. */
@@ -92,6 +94,7 @@ export class Session {
   #checkpoint: Checkpoint | undefined;
   readonly #replayBufferBytes: number;
   readonly #firstStreamId: number;
+  readonly #firstSeqOf: ((app: string) => number) | undefined;
   readonly #listeners = new Set<ChangeListener>();
   #pendingOutput: { app: AppChannel; tag: ByteStreamTag; chunks: Buffer[]; bytes: number } | undefined;
   #flushScheduled = false;
@@ -107,6 +110,7 @@ export class Session {
     this.idleSince = init.now.getTime();
     this.#replayBufferBytes = init.replayBufferBytes;
     this.#firstStreamId = init.firstStreamId ?? 1;
+    this.#firstSeqOf = init.firstSeqOf;
     this.reloadBudget = new ReloadBudget(init.reloadLimit);
     this.events = new ReplayRing(init.replayBufferBytes, this.#firstStreamId);
     for (const app of init.launch.apps) this.addApp(app, "initial");
@@ -211,7 +215,7 @@ export class Session {
 
   addApp(app: ResolvedApp, trigger: RunTrigger): void {
     if (this.apps.has(app.name)) return;
-    this.apps.set(app.name, new AppChannel(app.name, app.io, app.ports, this.#replayBufferBytes, trigger, this.#firstStreamId));
+    this.apps.set(app.name, new AppChannel(app.name, app.io, app.ports, this.#replayBufferBytes, trigger, this.#firstSeqOf?.(app.name) ?? this.#firstStreamId));
   }
 
   /** The only app, when there is exactly one (the WebSocket's default target). */

@@ -39,6 +39,7 @@ const AnnotationSchemas = {
   "kernel-debug": v.picklist(["auto", "off", "run-failed"]),
   workspace: bool,
   "report-resize": bool,
+  "tick-ms": int(1, 86_400_000),
   "report-start": bool,
   "termination-message": v.string(),
   "kernel-ports": portList,

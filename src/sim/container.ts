@@ -57,6 +57,7 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
   private readonly discipline?: LineDiscipline;
   private stdinOpen: boolean;
   private timer?: NodeJS.Timeout;
+  private ticker?: NodeJS.Timeout;
   /** A program other than the default `cat` runs (a script, a scripted exit): EOF on stdin does not end it. */
   private program = false;
   private status?: ExitStatus;
@@ -103,6 +104,8 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     if (b.output) this.print("stdout", Buffer.from(b.output));
     if (b.stderr) this.print("stderr", Buffer.from(b.stderr));
     if (b["report-start"]) this.print("stdout", Buffer.from(startReport(this.current.argv, this.current.env, this.options.fs.mountedFiles("/app"))));
+    clearInterval(this.ticker);
+    if (b["tick-ms"] !== undefined) this.startTicking(b["tick-ms"]);
     const scripted = b["exit-code"] !== undefined || b["run-ms"] !== undefined || b.oom || b.crash;
     this.program = false;
     if (scripted) {
@@ -199,9 +202,20 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     this.exit({ exitCode: SIGNAL_EXIT[name]!, reason: "Error" });
   }
 
+  /** A counter on stdout, `tick <n>` every `ms` from 1, while the program runs (output across a handover). */
+  private startTicking(ms: number): void {
+    let count = 0;
+    this.ticker = setInterval(() => {
+      count += 1;
+      this.print("stdout", Buffer.from(`tick ${count}\n`));
+    }, ms);
+    this.ticker.unref();
+  }
+
   exit(status: ExitStatus): void {
     if (!this.running) return;
     clearTimeout(this.timer);
+    clearInterval(this.ticker);
     this.status = status;
     this.logs.end();
     for (const s of this.sinks) s.end();

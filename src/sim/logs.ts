@@ -29,13 +29,21 @@ function waitingMessage(pod: KubeObject, name: string): string {
   return `container "${name}" in pod "${pod.metadata.name}" is waiting to start: ${reason}`;
 }
 
-function formatEntries(entries: LogEntry[], timestamps: boolean): string[] {
-  // The kubelet stores output line by line; a chunk without a trailing newline is a partial line.
+/**
+ * The kubelet stores output line by line; a chunk without a trailing newline is a partial line.
+ * With timestamps, each line is prefixed once, with the time of its first chunk: the rest of a
+ * partial line, written later, continues it without a prefix (the kubelet's log reader does the
+ * same). `state` carries whether the next chunk starts a line across calls (a follow).
+ */
+function formatEntries(entries: LogEntry[], timestamps: boolean, state = { atLineStart: true }): string[] {
   const lines: string[] = [];
   for (const e of entries) {
     const text = e.data.toString("utf8");
     const parts = text.split(/(?<=\n)/);
-    for (const p of parts) lines.push(timestamps ? `${e.time.toISOString().replace("Z", "000000Z")} ${p}` : p);
+    for (const p of parts) {
+      lines.push(timestamps && state.atLineStart ? `${e.time.toISOString().replace("Z", "000000Z")} ${p}` : p);
+      state.atLineStart = p.endsWith("\n");
+    }
   }
   return lines;
 }
@@ -58,7 +66,8 @@ export function serveLogs(kubelet: Kubelet, pod: KubeObject, query: URLSearchPar
   const tail = query.get("tailLines");
   let budget = query.get("limitBytes") ? Number(query.get("limitBytes")) : Infinity;
 
-  let lines = formatEntries(proc.logs.snapshot().filter((e) => e.time.getTime() >= since), timestamps);
+  const lineState = { atLineStart: true };
+  let lines = formatEntries(proc.logs.snapshot().filter((e) => e.time.getTime() >= since), timestamps, lineState);
   if (tail !== null) lines = Number(tail) > 0 ? lines.slice(-Number(tail)) : [];
 
   res.writeHead(200, { "content-type": "text/plain", "cache-control": "no-cache, private" });
@@ -76,7 +85,7 @@ export function serveLogs(kubelet: Kubelet, pod: KubeObject, query: URLSearchPar
     return;
   }
   const stop = proc.logs.follow((e) => {
-    if (e === null || !formatEntries([e], timestamps).every(write)) {
+    if (e === null || !formatEntries([e], timestamps, lineState).every(write)) {
       stop();
       res.end();
     }

@@ -41,7 +41,7 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
   };
   const coordinator = coordinate({
     releasing: async (shards) => {
-      const count = service.handOff(inShards(shards));
+      const count = await service.handOff(inShards(shards));
       if (count > 0) log.info("sessions handed to other replicas", { count, shards });
     },
     acquired: async (shards) => {

@@ -55,6 +55,8 @@ export async function runSupervisor(options: {
     log: options.log,
   });
   service.startWatchSupervisor();
+  // Adopted sessions' stream ids stay below a saved ceiling, whoever adopts them next (docs/replicas.md).
+  const stopCeilings = service.ceilings.run();
   // The first period before "listening": a replica that says it is up has its shards.
   await coordinator?.start();
   options.log.info("supervisor listening", { socket: options.config.internalSocketPath, peerPort: internal.peerPort, version: RUNNER_VERSION });
@@ -64,6 +66,7 @@ export async function runSupervisor(options: {
     shutdown: async () => {
       // Sessions handed to the other replicas first, so clients told to reconnect find them there.
       await coordinator?.handOver();
+      stopCeilings();
       await internal.close();
     },
   };

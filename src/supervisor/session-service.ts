@@ -22,6 +22,8 @@ import type { Backend, StartSpec } from "../sessions/backend-seam.ts";
 import { Registry } from "../sessions/registry.ts";
 import { Session } from "../sessions/session.ts";
 import { adoptSessions } from "./adoption.ts";
+import { lastIds } from "../sessions/stream-marks.ts";
+import { StreamCeilings } from "./stream-ceilings.ts";
 import { notServingYet, sessionNotFound } from "./problems.ts";
 import { SessionLauncher } from "./session-launch.ts";
 import { WatchSupervisor } from "./watch-supervisor.ts";
@@ -35,6 +37,9 @@ export type SupervisorTimings = {
   /** Resize coalescing window (docs/api.md "Terminal (WebSocket)"). */
   resizeThrottleMs: number;
 };
+
+/** How long a handover may spend saving stream positions before the shards are released anyway. */
+const HANDOVER_BOUND_MS = 4_000;
 
 export const DEFAULT_TIMINGS: SupervisorTimings = { heartbeatMs: 20_000, watchTickMs: 5_000, resizeThrottleMs: 50 };
 
@@ -50,6 +55,8 @@ export class SessionService {
   readonly watch: WatchSurface;
   readonly #launcher: SessionLauncher;
   readonly #watchSupervisor: WatchSupervisor;
+  /** The stream-id ceilings of owned sessions (several replicas: docs/replicas.md). */
+  readonly ceilings: StreamCeilings;
   #shuttingDown = false;
   #ownership: SessionOwnership | undefined;
 
@@ -67,6 +74,7 @@ export class SessionService {
     this.#launcher = new SessionLauncher(backend, this.registry, log);
     this.watch = new WatchSurface(this.registry, backend, this.#launcher, config.watch.reloadLimit);
     this.#watchSupervisor = new WatchSupervisor(config.watch, this.registry, this.#launcher, log);
+    this.ceilings = new StreamCeilings(this.registry, log);
   }
 
   startWatchSupervisor(): void {
@@ -79,7 +87,7 @@ export class SessionService {
   }
 
   adoptSessions(mine?: (sessionId: string) => boolean): Promise<number> {
-    return adoptSessions(this.backend, this.registry, this.#launcher, this.config, Date.now(), mine);
+    return adoptSessions(this.backend, this.registry, this.#launcher, this.config, Date.now(), mine, this.ceilings);
   }
 
   /** Several replicas: from now on this replica admits and serves only sessions `ownership` gives it. */
@@ -100,11 +108,27 @@ export class SessionService {
     return this.#ownership ? { shared: true, ...this.#ownership.placement() } : { shared: false };
   }
 
-  /** The sessions `moving` selects are another replica's now: let go without ending them. */
-  handOff(moving: (sessionId: string) => boolean): number {
-    const ids = this.registry.all().map((session) => session.id).filter(moving);
-    for (const id of ids) this.registry.handOff(id);
-    return ids.length;
+  /**
+   * The sessions `moving` selects are another replica's now: let go without ending them, each
+   * handing over the ids it gave out last (docs/replicas.md "Output across a handover"), within
+   * `boundMs` altogether: a slow apiserver must not hold the shards' release.
+   */
+  async handOff(moving: (sessionId: string) => boolean, boundMs = HANDOVER_BOUND_MS): Promise<number> {
+    const sessions = this.registry.all().filter((session) => moving(session.id));
+    const handovers = sessions.map(async (session) => {
+      this.registry.handOff(session.id);
+      const workload = session.workload;
+      if (!workload?.handOver) return workload?.release?.();
+      try {
+        await workload.handOver(lastIds(session));
+      } catch (error) {
+        this.#launcher.logFor(session).warn("could not save the session's stream positions at its handover", { error });
+      }
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+    await Promise.race([Promise.all(handovers), bound]).finally(() => clearTimeout(timer));
+    return sessions.length;
   }
 
   capabilities(): Capabilities {

@@ -47,14 +47,15 @@ export function streamTerminal(
       return socket.write(frameInPlace(encodeByteFrame(seq, chunk.tag, chunk.bytes, HEADER_BYTES))) ? "more" : "drain";
     },
     gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
+    // Evicted: ends at once; moved: first sends what it holds (the seq to reconnect with is the last).
     stopBefore: () => {
-      if (session.disposed) close = disposedClose(session);
-      return session.disposed;
+      if (session.disposed && !session.moved) close = disposedClose(session);
+      return session.disposed && !session.moved;
     },
-    // Everything pushed before the terminal status has been sent: now the close.
     doneWhenCaughtUp: () => {
-      if (session.terminal) close = { code: CloseCodes.normal, reason: "session terminal" };
-      return session.terminal;
+      if (session.moved) close = disposedClose(session);
+      else if (session.terminal) close = { code: CloseCodes.normal, reason: "session terminal" };
+      return session.moved || session.terminal;
     },
     end: () => {
       onControl.cancel();

@@ -6,7 +6,7 @@
  */
 import type { PortMapping } from "../../src/contract/wire.ts";
 
-const SAME_MEANING = ["exit-code", "run-ms", "oom", "report-resize"];
+const SAME_MEANING = ["exit-code", "run-ms", "oom", "report-resize", "tick-ms"];
 
 /**
  * The lines for the app running in `container` (`session`, `app-<name>`): a key, or the same

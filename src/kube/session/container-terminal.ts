@@ -12,8 +12,9 @@ import type { KubeContext } from "../context.ts";
 import { type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
 import { attachRetryPause } from "../retry/attach-retry.ts";
+import { type LogPosition, bytesAfter, parseStampedLog, positionAfter, secondsSince } from "./log-position.ts";
 import { OutputJoiner } from "./output-joiner.ts";
-import { overlapLength } from "./overlap.ts";
+import { LiveAfterLog } from "./overlap.ts";
 
 /** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
 const MAX_EARLY_STDIN_BYTES = 64 * 1024;
@@ -22,6 +23,22 @@ export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 };
 /** Output read from the pod log when the attach came late or never. */
 const LOG_BYTES = 1024 * 1024;
 const LOG_READ_DEADLINE_MS = 10_000;
+/** The last bytes shown, looked for in the log at a handover: long enough to occur once in most output. */
+const TAIL_BYTES = 8 * 1024;
+/** A handover's read of the log back to where its shown tail began, a few seconds' output at most. */
+const POSITION_READ_BYTES = 4 * 1024 * 1024;
+/** How long live output that repeats the log's lines is withheld at most, waiting for the attach to catch up. */
+const JOIN_WAIT_MS = 1_000;
+/** Clocks of the runner and the node may differ by this much. */
+const CLOCK_MARGIN_SECONDS = 5;
+
+/**
+ * What a terminal shows from before its first attach (docs/replicas.md "Output across a
+ * handover"): the whole log (a new session, or one whose last owner showed nothing), the log
+ * after a position (a session handed over), or nothing (a session taken over from a replica
+ * that died: what it showed last is not known, and the client is told of a gap instead).
+ */
+export type TerminalStart = { from: "beginning" } | { from: "position"; position: LogPosition } | { from: "now" };
 
 export type TerminalTarget = {
   podName: string;
@@ -30,6 +47,8 @@ export type TerminalTarget = {
   onOutput(bytes: Uint8Array, tag: ByteStreamTag): void;
   /** A `[runner]` line on this terminal. */
   say(text: string): void;
+  /** Default: the beginning. */
+  start?: TerminalStart;
 };
 
 export class ContainerTerminal {
@@ -40,6 +59,9 @@ export class ContainerTerminal {
   #size = DEFAULT_TERMINAL_SIZE;
   #earlyStdin: Buffer[] = [];
   #earlyStdinBytes = 0;
+  /** The container's bytes shown last (at most about TAIL_BYTES), with when each chunk was shown. */
+  #tail: { bytes: Buffer; at: number }[] = [];
+  #tailBytes = 0;
   /** Output reached the client (from the attach or the log). */
   sawOutput = false;
   /**
@@ -95,16 +117,27 @@ export class ContainerTerminal {
   #emit(bytes: Uint8Array, stream: "stdout" | "stderr" = "stdout"): void {
     if (bytes.byteLength === 0) return;
     this.sawOutput = true;
+    this.#remember(Buffer.from(bytes));
     this.#target.onOutput(bytes, this.#target.tty ? "tty" : stream);
   }
 
+  /** What this terminal shows from before its attach, by its start. */
   async #readLog(): Promise<Buffer> {
+    const start = this.#target.start ?? { from: "beginning" };
+    if (start.from === "now") return Buffer.alloc(0);
+    if (start.from === "beginning") return this.#fetchLog({ limitBytes: LOG_BYTES });
+    const since = secondsSince(start.position, Date.now(), CLOCK_MARGIN_SECONDS);
+    const log = await this.#fetchLog({ limitBytes: LOG_BYTES, timestamps: true, sinceSeconds: since });
+    return bytesAfter(parseStampedLog(log), start.position);
+  }
+
+  async #fetchLog(options: { limitBytes: number; timestamps?: boolean; sinceSeconds?: number }): Promise<Buffer> {
     try {
       const read = this.#ctx.api.core.readNamespacedPodLog({
         name: this.#target.podName,
         namespace: this.#ctx.config.sessionPods.namespace,
         container: this.#target.container,
-        limitBytes: LOG_BYTES,
+        ...options,
       });
       // Live output waits for this read: a hung apiserver must not hold the terminal for long.
       const log = await withDeadline(read, LOG_READ_DEADLINE_MS, "the pod log read");
@@ -113,6 +146,34 @@ export class ContainerTerminal {
       // The log is a courtesy; the live stream and the status matter.
       return Buffer.alloc(0);
     }
+  }
+
+  #remember(bytes: Buffer): void {
+    this.#tail.push({ bytes, at: Date.now() });
+    this.#tailBytes += bytes.byteLength;
+    while (this.#tail.length > 1 && this.#tailBytes - this.#tail[0]!.bytes.byteLength >= TAIL_BYTES) {
+      this.#tailBytes -= this.#tail.shift()!.bytes.byteLength;
+    }
+  }
+
+  /**
+   * Closes the terminal and says where a successor's should start: just after the last bytes
+   * this one showed, found in the log by their content (log-position.ts). Undefined when that
+   * cannot be told: a `streams` terminal (the log does not say which stream a line came from),
+   * or bytes that occur in the log not once.
+   */
+  async handOverStart(): Promise<TerminalStart | undefined> {
+    this.close();
+    if (!this.#target.tty) return undefined;
+    const start = this.#target.start ?? { from: "beginning" };
+    // Nothing shown since this terminal began: where it began still holds (unless that was "now").
+    if (this.#tail.length === 0) return start.from === "now" ? undefined : start;
+    const shown = Buffer.concat(this.#tail.map((chunk) => chunk.bytes));
+    const delivered = shown.subarray(Math.max(0, shown.byteLength - TAIL_BYTES));
+    const sinceSeconds = Math.max(1, Math.ceil((Date.now() - this.#tail[0]!.at) / 1000) + CLOCK_MARGIN_SECONDS);
+    const log = await this.#fetchLog({ limitBytes: POSITION_READ_BYTES, timestamps: true, sinceSeconds });
+    const position = positionAfter(parseStampedLog(log), delivered);
+    return position && { from: "position", position };
   }
 
   #containerRunning(): boolean {
@@ -126,7 +187,13 @@ export class ContainerTerminal {
     if (this.#closed) return;
     // Until the log is read, live output waits, so the two can be joined without a repeat.
     let held: Buffer[] | undefined = first && this.#target.tty ? [] : undefined;
-    const live = new OutputJoiner((bytes, stream) => this.#emit(bytes, stream));
+    // After a log join, until the attach has caught up with the log (overlap.ts).
+    let joining: LiveAfterLog | undefined;
+    const live = new OutputJoiner((bytes, stream) => {
+      const shown = joining ? joining.add(bytes) : bytes;
+      if (joining?.done) joining = undefined;
+      this.#emit(shown, stream);
+    });
     let attachment: Attachment;
     try {
       attachment = await attachContainer(this.#ctx.api.kubeConfig, {
@@ -146,9 +213,17 @@ export class ContainerTerminal {
     // ahead of an attach whose reader is slow, as under CPU pressure).
     if (held) {
       const log = await this.#showLog();
-      const early = Buffer.concat(held);
+      const join = new LiveAfterLog(log);
+      this.#emit(join.add(Buffer.concat(held)));
       held = undefined;
-      this.#emit(early.subarray(overlapLength(log, early)));
+      if (!join.done) {
+        joining = join;
+        setTimeout(() => {
+          if (joining !== join) return;
+          joining = undefined;
+          this.#emit(join.giveUp());
+        }, JOIN_WAIT_MS).unref();
+      }
       if (this.#closed) return attachment.close();
     }
     this.#attachment = attachment;

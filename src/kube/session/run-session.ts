@@ -22,7 +22,8 @@ import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
 import { createSessionPod } from "./token-secret-calls.ts";
-import { ContainerTerminal } from "./container-terminal.ts";
+import { ContainerTerminal, type TerminalStart } from "./container-terminal.ts";
+import { type AdoptedStreams, saveCeiling, saveHandover } from "./stream-marks-calls.ts";
 import { sessionFacts } from "./session-facts.ts";
 
 const SESSION_CONTAINER = "session";
@@ -76,8 +77,8 @@ export class RunSession {
    * start deadline. A start that then fails is the session's end, as for a new session: it must
    * not leave the session `starting` with a workload whose stop does nothing.
    */
-  async adopt(existing: V1Pod): Promise<Started> {
-    const pod = this.#follow(existing.metadata!.name!, true);
+  async adopt(existing: V1Pod, streams?: AdoptedStreams): Promise<Started> {
+    const pod = this.#follow(existing.metadata!.name!, true, streams?.startOf(this.#app.name));
     // A pod that ended while no supervisor watched it (or whose delete failed just before the
     // kill) ran: the session ends as the pod ended, not as a failed start.
     const current = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
@@ -106,7 +107,7 @@ export class RunSession {
     }
   }
 
-  #follow(podName: string, adopted = false): SessionPod {
+  #follow(podName: string, adopted = false, start?: TerminalStart): SessionPod {
     this.#pod = new SessionPod(this.#ctx, {
       podName,
       needsIp: false,
@@ -121,6 +122,7 @@ export class RunSession {
       tty: true,
       onOutput: (bytes) => this.#onOutput(bytes),
       say: (text) => this.#say(text),
+      ...(start && { start }),
     });
     return this.#pod;
   }
@@ -322,6 +324,18 @@ export class RunSession {
         this.#finished = true;
         this.#release();
         this.#resolveDone();
+      },
+      handOver: async (ids) => {
+        if (this.#finished) return;
+        this.#finished = true;
+        const terminal = this.#terminal;
+        const saved = this.#pod && terminal && saveHandover(this.#ctx, this.#pod.name, ids, [[this.#app.name, terminal]]);
+        this.#release();
+        this.#resolveDone();
+        await saved;
+      },
+      saveCeiling: async (ceiling) => {
+        if (!this.#finished && this.#pod) await saveCeiling(this.#ctx, this.#pod.name, ceiling);
       },
     };
   }

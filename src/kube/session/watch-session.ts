@@ -26,6 +26,7 @@ import { sessionFacts } from "./session-facts.ts";
 import { SessionPod, StartFailure } from "./session-pod.ts";
 import { createSessionPod } from "./token-secret-calls.ts";
 import { ContainerTerminal } from "./container-terminal.ts";
+import { type AdoptedStreams, saveCeiling, saveHandover } from "./stream-marks-calls.ts";
 import { ensureWorkspaceConfigMap } from "./ensure-workspace-configmap.ts";
 import type { PodWorkspaceClient } from "./workspace-client.ts";
 import { WatchPorts } from "./watch-ports.ts";
@@ -60,6 +61,8 @@ export class WatchSession {
   #finished = false;
   /** App-set changes run one after the other. */
   #appChange: Promise<void> = Promise.resolve();
+  /** An adopted pod's terminal starts; a pod created later starts at the beginning. */
+  #adopted: { podName: string; streams: AdoptedStreams } | undefined;
   readonly #ports: WatchPorts;
   #resolveDone!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#resolveDone = resolve));
@@ -86,7 +89,8 @@ export class WatchSession {
   }
 
   /** Takes over a pod an earlier supervisor created (restart safety): its workspace is kept as it is. */
-  async adopt(pod: V1Pod): Promise<Started> {
+  async adopt(pod: V1Pod, streams?: AdoptedStreams): Promise<Started> {
+    if (streams) this.#adopted = { podName: pod.metadata?.name ?? "", streams };
     try {
       await this.#bringUp({ existing: pod });
     } catch (error) {
@@ -245,6 +249,7 @@ export class WatchSession {
       tty,
       onOutput: (bytes, tag) => this.#callbacks.emit({ type: "output", app: app.name, bytes, tag }),
       say: (text) => this.#say(app.name, tty, text),
+      ...(this.#adopted?.podName === runtime.pod.name && { start: this.#adopted.streams.startOf(app.name) }),
     });
     runtime.terminals.set(app.name, terminal);
     await terminal.open();
@@ -302,6 +307,15 @@ export class WatchSession {
     this.#runtime = undefined;
     releaseWatchRuntime(runtime);
     return runtime;
+  }
+
+  /** Let go to another replica: its terminals' positions saved with the last ids (stream-marks-calls.ts). */
+  async #handOver(ids: Parameters<NonNullable<Workload["handOver"]>>[0]): Promise<void> {
+    if (this.#finished) return;
+    const saved = this.#runtime && saveHandover(this.#ctx, this.#runtime.pod.name, ids, [...this.#runtime.terminals]);
+    this.#releaseRuntime();
+    this.#end();
+    await saved;
   }
 
   /** Teardown: the pod watch first, so the delete is not reported as the session failing. */
@@ -378,6 +392,8 @@ export class WatchSession {
         this.#releaseRuntime();
         this.#end();
       },
+      handOver: (ids) => this.#handOver(ids),
+      saveCeiling: async (ceiling) => (this.#runtime && !this.#finished ? saveCeiling(this.#ctx, this.#runtime.pod.name, ceiling) : undefined),
     };
   }
 }

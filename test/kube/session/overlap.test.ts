@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { overlapLength } from "../../../src/kube/session/overlap.ts";
+import { LiveAfterLog, overlapLength } from "../../../src/kube/session/overlap.ts";
 
 const b = (text: string) => Buffer.from(text);
 
@@ -13,5 +13,34 @@ describe("overlapLength", () => {
     expect(overlapLength(b("booting\r\n"), b("> "))).toBe(0);
     expect(overlapLength(b(""), b("x"))).toBe(0);
     expect(overlapLength(b("x"), b(""))).toBe(0);
+  });
+});
+
+describe("LiveAfterLog", () => {
+  const ticks = (from: number, to: number) => b(Array.from({ length: to - from + 1 }, (_, i) => `tick ${from + i}\r\n`).join(""));
+
+  it("lets through only what lies past the log's end when the attach overlaps it", () => {
+    const join = new LiveAfterLog(ticks(1, 5));
+    expect(join.add(ticks(4, 7)).toString()).toBe(ticks(6, 7).toString());
+    expect(join.done).toBe(true);
+    expect(join.add(ticks(8, 8)).toString()).toBe(ticks(8, 8).toString());
+  });
+
+  it("withholds an attach that lags the log until it reaches the log's end", () => {
+    const join = new LiveAfterLog(ticks(1, 9));
+    expect(join.add(ticks(3, 4)).byteLength).toBe(0);
+    expect(join.add(ticks(5, 7)).byteLength).toBe(0);
+    expect(join.done).toBe(false);
+    expect(join.add(ticks(8, 11)).toString()).toBe(ticks(10, 11).toString());
+    expect(join.done).toBe(true);
+  });
+
+  it("lets new output through at once, and what it withheld when told to give up", () => {
+    expect(new LiveAfterLog(ticks(1, 3)).add(b("> ")).toString()).toBe("> ");
+    expect(new LiveAfterLog(b("")).add(b("x")).toString()).toBe("x");
+    const join = new LiveAfterLog(b("ready\r\n$ ls\r\nready\r\n$ "));
+    // A prompt printed again is in the log already, short of its end: withheld, then given up on.
+    expect(join.add(b("ready\r\n")).byteLength).toBe(0);
+    expect(join.giveUp().toString()).toBe("ready\r\n");
   });
 });

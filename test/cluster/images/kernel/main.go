@@ -11,6 +11,7 @@
 //	# standin oom=true            allocate memory until the kernel's OOM killer ends it
 //	# standin ports=3000/tcp,...  listen on these and report them in Kernel.PortsResolved
 //	# standin report-resize=true  print the terminal size on every SIGWINCH
+//	# standin tick-ms=<n>         print "tick <k>" (k from 1) every n ms while the application runs
 //
 // Like the real kernel it echoes its terminal (stdin lines back to stdout), serves the inspector
 // stream on --inspect as the real kernel does (no `id:` lines, the whole buffer replayed to every
@@ -134,6 +135,10 @@ func runOnce(app script, stream *debugStream, reload <-chan struct{}) int {
 		fmt.Print(app.output)
 	}
 	stream.event("Kernel.Started", map[string]any{})
+	if app.tick > 0 {
+		stopTicking := tick(app.tick)
+		defer stopTicking()
+	}
 	if app.oom {
 		time.Sleep(app.runFor)
 		exhaustMemory()
@@ -157,6 +162,24 @@ func runOnce(app script, stream *debugStream, reload <-chan struct{}) int {
 	case <-reload:
 		return 0
 	}
+}
+
+// tick prints a counter until the returned stop is called: output to follow across a runner handover.
+func tick(every time.Duration) func() {
+	done := make(chan struct{})
+	go func() {
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		for count := 1; ; count++ {
+			select {
+			case <-done:
+				return
+			case <-ticker.C:
+				fmt.Printf("tick %d\n", count)
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // exhaustMemory touches ever more memory until the container's limit ends the process.

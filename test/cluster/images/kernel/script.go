@@ -22,6 +22,7 @@ type script struct {
 	oom          bool
 	ports        []port
 	reportResize bool
+	tick         time.Duration
 }
 
 func (s script) portList() []map[string]any {
@@ -71,6 +72,12 @@ func (s *script) set(key, value string) error {
 		s.oom = value == "true"
 	case "report-resize":
 		s.reportResize = value == "true"
+	case "tick-ms":
+		ms, err := strconv.Atoi(value)
+		if err != nil || ms < 1 {
+			return fmt.Errorf("tick-ms must be a positive number of milliseconds")
+		}
+		s.tick = time.Duration(ms) * time.Millisecond
 	case "ports":
 		for _, item := range strings.Split(value, ",") {
 			if item = strings.TrimSpace(item); item == "" {

@@ -1,0 +1,133 @@
+/**
+ * Section 9, replica handover and takeover (docs/replicas.md): three replicas (api + supervisor
+ * each) against one simulated cluster at the default Lease timing (15 s, retry 2 s). N sessions
+ * printing a counter are owned by one replica, each with its terminal open through another; the
+ * owner gets SIGTERM (a handover) or SIGKILL (a takeover). Per session: the time from the signal
+ * until a reconnecting client (every 100 ms, with its seq) is served again, the client's own time
+ * from its socket's close to that, and whether any line reached it twice (must be none).
+ */
+import { CoordinationV1Api } from "@kubernetes/client-node";
+import type { Terminal } from "../src/client/index.ts";
+import { freePort } from "../test/support/ports.ts";
+import { sessionBody } from "../test/support/session-body.ts";
+import { waitFor } from "../test/support/wait.ts";
+import type { Row } from "./support/report.ts";
+import { type BenchRunner, type EntryMode, SESSION_NAMESPACE, startBenchRunner } from "./support/runner.ts";
+import { startSession } from "./support/sessions.ts";
+import { summarize } from "./support/stats.ts";
+
+export type HandoverOptions = { sessions: number };
+export const HANDOVER_FULL: HandoverOptions = { sessions: 20 };
+export const HANDOVER_QUICK: HandoverOptions = { sessions: 4 };
+
+const SECTION = "9 replica handover";
+const RECONNECT_EVERY_MS = 100;
+const SERVED_AGAIN_MS = 60_000;
+
+/** What one client saw of its session's terminal, across its connections. */
+type Client = { sessionId: string; lastSeq: number; text: string; gaps: number; closedAt: number; servedAt: number };
+
+export async function runHandoverBench(mode: EntryMode, options: HandoverOptions): Promise<Row[]> {
+  return [...(await scenario(mode, options, "SIGTERM")), ...(await scenario(mode, options, "SIGKILL"))];
+}
+
+async function replica(mode: EntryMode, identity: string, beside?: BenchRunner): Promise<BenchRunner> {
+  const env = { RUNNER_REPLICA_ID: identity, RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}` };
+  return startBenchRunner({ mode, env, ...(beside && { beside }) });
+}
+
+async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGTERM" | "SIGKILL"): Promise<Row[]> {
+  const a = await replica(mode, "bench-a");
+  const started: BenchRunner[] = [a];
+  try {
+    const owner = await replica(mode, "bench-b", a);
+    started.push(owner, await replica(mode, "bench-c", a));
+    await allShardsHeld(a, 3);
+    const clients: Client[] = [];
+    for (let i = 0; i < options.sessions; i++) {
+      const { sessionId } = await startSession(owner.client, sessionBody({ simulate: { "tick-ms": 100 } }));
+      clients.push({ sessionId, lastSeq: 0, text: "", gaps: 0, closedAt: 0, servedAt: 0 });
+    }
+    const first = await Promise.all(clients.map((client) => attach(a, client)));
+    await Promise.all(first.map(({ attached }) => attached));
+    const signalledAt = performance.now();
+    await owner.stopSupervisor(signal);
+    await Promise.all(clients.map(async (client, index) => reconnect(a, client, await first[index]!.closed)));
+    const tickedBefore = clients.map((client) => lastTick(client.text));
+    await Promise.all(clients.map((client, index) => readPast(a, client, tickedBefore[index]!)));
+
+    const servedAfterSignal = summarize(clients.map((client) => client.servedAt - signalledAt));
+    const reconnectMs = summarize(clients.map((client) => client.servedAt - client.closedAt));
+    const duplicated = clients.reduce((sum, client) => sum + duplicates(ticksOf(client.text)), 0);
+    const gapped = clients.filter((client) => client.gaps > 0).length;
+    const what = signal === "SIGTERM" ? "handover (SIGTERM of the owner)" : "takeover (SIGKILL of the owner)";
+    const note = `${options.sessions} sessions with open terminals through another replica, 3 replicas, lease 15 s, retry 2 s; clients retry every ${RECONNECT_EVERY_MS} ms`;
+    return [
+      { section: SECTION, metric: `${what}: signal → served again (p50)`, value: servedAfterSignal, unit: "ms", compare: "p50", note },
+      { section: SECTION, metric: `${what}: signal → served again (p99)`, value: servedAfterSignal, unit: "ms", compare: "p99" },
+      { section: SECTION, metric: `${what}: client close → reconnected (p50)`, value: reconnectMs, unit: "ms", compare: "p50" },
+      { section: SECTION, metric: `${what}: client close → reconnected (p99)`, value: reconnectMs, unit: "ms", compare: "p99" },
+      { section: SECTION, metric: `${what}: lines shown twice`, value: duplicated, unit: "lines", target: "0", verdict: duplicated === 0 ? "met" : "MISSED" },
+      { section: SECTION, metric: `${what}: clients told of a gap`, value: gapped, unit: `of ${options.sessions}` },
+    ];
+  } finally {
+    for (const runner of started.reverse()) await runner.close();
+  }
+}
+
+async function allShardsHeld(runner: BenchRunner, replicas: number): Promise<void> {
+  const leases = runner.kubeConfig.makeApiClient(CoordinationV1Api);
+  await waitFor("every shard held by every replica", async () => {
+    const list = await leases.listNamespacedLease({ namespace: SESSION_NAMESPACE, labelSelector: "telo.run/lease-role=shard" });
+    const holders = list.items.map((lease) => lease.spec?.holderIdentity);
+    return (holders.length > 0 && holders.every(Boolean) && new Set(holders).size === replicas) || undefined;
+  }, SERVED_AGAIN_MS);
+}
+
+/** Opens the client's terminal through `via` and reads it in the background until it closes. */
+async function attach(via: BenchRunner, client: Client, lastSeq?: number): Promise<{ terminal: Terminal; attached: Promise<void>; closed: Promise<number> }> {
+  const terminal = via.client.terminal(client.sessionId, lastSeq === undefined ? {} : { lastSeq });
+  let seen!: () => void;
+  const attached = new Promise<void>((resolve) => (seen = resolve));
+  const closed = (async () => {
+    for await (const frame of terminal.frames()) {
+      if (frame.kind === "control" && frame.message.type === "seq") seen();
+      if (frame.kind === "control" && frame.message.type === "gap") client.gaps += 1;
+      if (frame.kind !== "bytes") continue;
+      client.lastSeq = frame.seq;
+      client.text += Buffer.from(frame.payload).toString();
+    }
+    seen();
+    return performance.now();
+  })();
+  return { terminal, attached, closed };
+}
+
+/** After the close: reconnect with the seq held until a replica serves the terminal again. */
+async function reconnect(via: BenchRunner, client: Client, closedAt: number): Promise<void> {
+  client.closedAt = closedAt;
+  await waitFor(`the terminal of ${client.sessionId} served again`, async () => {
+    const terminal = via.client.terminal(client.sessionId, { lastSeq: client.lastSeq });
+    const first = await terminal.frames().next();
+    if (!first.done && first.value.kind === "control" && first.value.message.type === "seq") {
+      client.servedAt = performance.now();
+      terminal.close();
+      return true;
+    }
+    terminal.close();
+    await new Promise((resolve) => setTimeout(resolve, RECONNECT_EVERY_MS));
+    return undefined;
+  }, SERVED_AGAIN_MS);
+}
+
+/** Reads with the seq held until a line after `tick` arrives (the output continues). */
+async function readPast(via: BenchRunner, client: Client, tick: number): Promise<void> {
+  const { terminal, closed } = await attach(via, client, client.lastSeq);
+  await waitFor(`a line after tick ${tick}`, () => lastTick(client.text) > tick || undefined, SERVED_AGAIN_MS);
+  terminal.close();
+  await closed;
+}
+
+const ticksOf = (text: string) => [...text.matchAll(/tick (\d+)\r?\n/g)].map((match) => Number(match[1]));
+const lastTick = (text: string) => ticksOf(text).at(-1) ?? 0;
+const duplicates = (ticks: number[]) => ticks.length - new Set(ticks).size;

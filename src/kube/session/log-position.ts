@@ -1,0 +1,98 @@
+/**
+ * Positions in a container's log (docs/replicas.md "Output across a handover"). The log read
+ * with `timestamps=true` is one line per output line, each prefixed by the time its first byte
+ * was written (RFC 3339 with nanoseconds); a line still open at the read has no newline yet. A
+ * position is a timestamp and how many bytes of the lines carrying exactly that timestamp lie
+ * before it: lines written together share a timestamp, and a line completed after the position
+ * keeps the timestamp of its start. Pure.
+ */
+import * as v from "valibot";
+
+export const LogPositionSchema = v.object({
+  /** The timestamp of the line holding the last byte before the position, as the log gave it. */
+  at: v.pipe(v.string(), v.maxLength(64)),
+  /** Bytes of the lines stamped `at` that lie before the position. */
+  skip: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+export type LogPosition = v.InferOutput<typeof LogPositionSchema>;
+
+export type LogLine = { at: string; ns: bigint; text: Buffer };
+
+const STAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
+
+/** Nanoseconds since the epoch of an RFC 3339 timestamp with up to nine fractional digits; undefined if it is not one. */
+export function stampNanos(stamp: string): bigint | undefined {
+  const match = STAMP.exec(stamp);
+  if (!match) return undefined;
+  const seconds = Date.parse(`${match[1]}${match[3]}`);
+  if (Number.isNaN(seconds)) return undefined;
+  return BigInt(seconds) * 1_000_000n + BigInt((match[2] ?? "").padEnd(9, "0"));
+}
+
+/** The lines of a log read with timestamps; a line whose prefix does not parse ends the read (it is not this format). */
+export function parseStampedLog(log: Buffer): LogLine[] {
+  const lines: LogLine[] = [];
+  let start = 0;
+  while (start < log.byteLength) {
+    const newline = log.indexOf(0x0a, start);
+    const end = newline === -1 ? log.byteLength : newline + 1;
+    const space = log.indexOf(0x20, start);
+    if (space === -1 || space >= end) break;
+    const at = log.subarray(start, space).toString("latin1");
+    const ns = stampNanos(at);
+    if (ns === undefined) break;
+    lines.push({ at, ns, text: log.subarray(space + 1, end) });
+    start = end;
+  }
+  return lines;
+}
+
+/**
+ * Where `delivered` (the last bytes a terminal showed from the container, in order) ends in
+ * `lines`: the position just after the only place they occur. Undefined when they occur nowhere
+ * (the read did not reach back far enough, or the terminal saw other bytes) or more than once
+ * (repetitive output: which copy was the last shown cannot be told).
+ */
+export function positionAfter(lines: readonly LogLine[], delivered: Buffer): LogPosition | undefined {
+  if (delivered.byteLength === 0) return undefined;
+  const content = Buffer.concat(lines.map((line) => line.text));
+  const found = content.indexOf(delivered);
+  if (found === -1 || content.indexOf(delivered, found + 1) !== -1) return undefined;
+  const end = found + delivered.byteLength;
+  // The line holding byte end-1, and the offset where its timestamp's group starts.
+  let offset = 0;
+  let groupStart = 0;
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index]!;
+    if (index === 0 || line.ns !== lines[index - 1]!.ns) groupStart = offset;
+    offset += line.text.byteLength;
+    if (offset >= end) return { at: line.at, skip: end - groupStart };
+  }
+  return undefined;
+}
+
+/** The bytes of `lines` after `position`: later lines whole, and the rest of its own timestamp's lines. */
+export function bytesAfter(lines: readonly LogLine[], position: LogPosition): Buffer {
+  const at = stampNanos(position.at);
+  if (at === undefined) return Buffer.alloc(0);
+  let skip = position.skip;
+  const parts: Buffer[] = [];
+  for (const line of lines) {
+    if (line.ns < at) continue;
+    if (line.ns > at) {
+      parts.push(line.text);
+      continue;
+    }
+    const dropped = Math.min(skip, line.text.byteLength);
+    skip -= dropped;
+    parts.push(line.text.subarray(dropped));
+  }
+  return Buffer.concat(parts);
+}
+
+/** Whole seconds to read back so that a read starting then holds `position` (a margin for clocks apart). */
+export function secondsSince(position: LogPosition, now: number, marginSeconds = 5): number {
+  const at = stampNanos(position.at);
+  const ms = at === undefined ? now : Number(at / 1_000_000n);
+  return Math.max(1, Math.ceil((now - ms) / 1000) + marginSeconds);
+}

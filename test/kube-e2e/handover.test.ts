@@ -1,0 +1,154 @@
+/**
+ * Output across a handover (docs/replicas.md "Output across a handover"): three replicas, an app
+ * printing a counter (`tick <n>` every 100 ms). A client reading its terminal through one
+ * replica while the owner leaves reconnects with its seq: after a graceful exit (SIGTERM) it gets
+ * every line exactly once and in order, the ones printed while no replica was attached read
+ * back from the container log; after a kill (SIGKILL) every line it gets is new and in order,
+ * and what it cannot get is reported as a `gap`. Seqs and event ids only ever grow.
+ */
+import { CoordinationV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Terminal, TerminalFrame } from "../../src/client/index.ts";
+import { LABEL } from "../../src/kube/specs/names.ts";
+import { shardOf } from "../../src/replicas/rendezvous.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
+import { freePort } from "../support/ports.ts";
+import { eventsUntil, isStatus, textOf } from "../support/streams.ts";
+import { waitFor } from "../support/wait.ts";
+
+const SHARDS = 8;
+const LEASE_SECONDS = 3;
+const START_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
+const TICK = { "tick-ms": 100 };
+
+async function replicaEnv(identity: string): Promise<Record<string, string>> {
+  return {
+    RUNNER_REPLICA_ID: identity,
+    RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}`,
+    RUNNER_SHARDS: String(SHARDS),
+    RUNNER_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
+  };
+}
+
+/** The counter values in the order they appear. */
+const ticksOf = (text: string) => [...text.matchAll(/tick (\d+)\r?\n/g)].map((match) => Number(match[1]));
+const seqsOf = (frames: TerminalFrame[]) => frames.flatMap((frame) => (frame.kind === "bytes" ? [frame.seq] : []));
+const gapsIn = (frames: TerminalFrame[]) => frames.filter((frame) => frame.kind === "control" && frame.message.type === "gap").length;
+
+/** Reads frames until the text holds the counter's `tick <n>` (or the socket closes); returns them. */
+async function readUntilTick(terminal: Terminal, n: number, frames: TerminalFrame[] = []): Promise<TerminalFrame[]> {
+  for await (const frame of terminal.frames()) {
+    frames.push(frame);
+    if (ticksOf(textOf(frames)).some((tick) => tick >= n)) return frames;
+  }
+  return frames;
+}
+
+describe(`output across a handover, three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
+  const replicas: Record<string, ClusterRunner> = {};
+  let leases: CoordinationV1Api;
+
+  beforeAll(async () => {
+    replicas.a = await startClusterRunner({ env: await replicaEnv("replica-a") });
+    replicas.b = await startClusterRunner({ env: await replicaEnv("replica-b"), beside: replicas.a });
+    replicas.c = await startClusterRunner({ env: await replicaEnv("replica-c"), beside: replicas.a });
+    leases = replicas.a.kubeConfig.makeApiClient(CoordinationV1Api);
+    await waitFor("every shard held, by all three replicas", async () => {
+      const holders = await shardHolders();
+      return (holders.filter(Boolean).length === SHARDS && new Set(holders).size === 3) || undefined;
+    }, START_MS);
+  }, 3 * START_MS);
+  afterAll(async () => {
+    for (const name of ["c", "b"]) await replicas[name]?.close();
+    if (replicas.a) {
+      await replicas.a.core.deleteCollectionNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.managedBy}=telo-k8s-runner`, gracePeriodSeconds: 0 });
+      await replicas.a.close();
+    }
+  });
+
+  const shardHolders = async (): Promise<(string | undefined)[]> => {
+    const list = await leases.listNamespacedLease({ namespace: SESSION_NAMESPACE, labelSelector: "telo.run/lease-role=shard" });
+    const byName = new Map(list.items.map((lease) => [lease.metadata?.name, lease.spec?.holderIdentity ?? undefined]));
+    return Array.from({ length: SHARDS }, (_, shard) => byName.get(`telo-runner-default-shard-${shard}`) || undefined);
+  };
+  const ownerOf = async (sessionId: string) => (await shardHolders())[shardOf(sessionId, SHARDS)];
+  const ticking = async (via: ClusterRunner) => {
+    const { sessionId } = await via.client.createSession(kubeSessionBody(TICK));
+    await eventsUntil(via.client, sessionId, isStatus("running"));
+    return sessionId;
+  };
+  /** Reconnects with `lastSeq` through `via` until a replica serves the terminal again (it is moving meanwhile). */
+  const reconnect = (via: ClusterRunner, sessionId: string, lastSeq: number) =>
+    waitFor("the terminal served again", async () => {
+      const terminal = via.client.terminal(sessionId, { lastSeq });
+      const first = await terminal.frames().next();
+      if (!first.done && first.value.kind === "control" && first.value.message.type === "seq") return { terminal, first: first.value };
+      terminal.close();
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      return undefined;
+    }, START_MS);
+
+  it("shows every line exactly once, in order, across a graceful handover (SIGTERM of the owner)", async () => {
+    const sessionId = await ticking(replicas.b!);
+    expect(await ownerOf(sessionId)).toBe("replica-b");
+    const events = await eventsUntil(replicas.a!.client, sessionId, isStatus("running"));
+    const lastEventId = Math.max(...events.flatMap((item) => ("id" in item ? [item.id] : [])));
+
+    // A terminal through a non-owner; the owner leaves while it reads.
+    const terminal = replicas.a!.client.terminal(sessionId);
+    const before = await readUntilTick(terminal, 5);
+    const leaving = replicas.b!.stopSupervisor("SIGTERM");
+    for await (const frame of terminal.frames()) before.push(frame);
+    expect((await terminal.closed).code).toBe(1012);
+    await leaving;
+    const stoppedAt = ticksOf(textOf(before)).at(-1)!;
+
+    const lastSeq = Math.max(...seqsOf(before));
+    const again = await reconnect(replicas.a!, sessionId, lastSeq);
+    expect(again.first.message).toMatchObject({ type: "seq", seq: lastSeq });
+    // Well past the lines printed while no replica was attached.
+    const after = await readUntilTick(again.terminal, stoppedAt + 30);
+    again.terminal.close();
+    expect(["replica-a", "replica-c"]).toContain(await ownerOf(sessionId));
+
+    expect(gapsIn(after)).toBe(0);
+    const ticks = ticksOf(textOf([...before, ...after]));
+    expect(ticks).toEqual(Array.from({ length: ticks.length }, (_, index) => index + 1));
+    const seqs = [...seqsOf(before), ...seqsOf(after)];
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seqsOf(after)[0]).toBe(lastSeq + 1);
+
+    // The event stream continues after the id the client holds: no gap, no id again.
+    const resumed = await eventsUntil(replicas.a!.client, sessionId, isStatus("running"), { lastEventId });
+    expect(resumed.some((item) => "gap" in item)).toBe(false);
+    for (const item of resumed) if ("id" in item) expect(item.id).toBeGreaterThan(lastEventId);
+    await replicas.b!.stopApi();
+  });
+
+  it("never shows a line twice across a takeover (SIGKILL of the owner): what cannot be had is a gap", async () => {
+    const sessionId = await ticking(replicas.c!);
+    expect(await ownerOf(sessionId)).toBe("replica-c");
+    const terminal = replicas.a!.client.terminal(sessionId);
+    const before = await readUntilTick(terminal, 5);
+    await replicas.c!.stopSupervisor("SIGKILL");
+    for await (const frame of terminal.frames()) before.push(frame);
+    const stoppedAt = ticksOf(textOf(before)).at(-1)!;
+
+    const lastSeq = Math.max(...seqsOf(before));
+    const again = await reconnect(replicas.a!, sessionId, lastSeq);
+    const after = await readUntilTick(again.terminal, stoppedAt + 30);
+    again.terminal.close();
+    expect(await ownerOf(sessionId)).toBe("replica-a");
+
+    const ticks = ticksOf(textOf([...before, ...after]));
+    // In order and never twice; a line missing is only allowed behind a gap.
+    expect(ticks).toEqual([...new Set(ticks)].sort((x, y) => x - y));
+    const contiguous = ticks.every((tick, index) => tick === index + 1);
+    if (!contiguous) expect(gapsIn(after)).toBeGreaterThan(0);
+    const seqs = [...seqsOf(before), ...seqsOf(after)];
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    console.info(`takeover: ${ticks.length} lines shown, ${stoppedAt} before the kill, ${gapsIn(after)} gap(s), last tick ${ticks.at(-1)}`);
+  });
+});
