@@ -9,7 +9,7 @@ import type { Download } from "./download.ts";
 import { imageProgram } from "./image-program.ts";
 import { LogBuffer } from "./logbuffer.ts";
 import { parseCommandLine, type Script } from "./shell.ts";
-import { LineDiscipline, onlcr } from "./tty.ts";
+import { LineDiscipline, onlcr, withoutLineEndCr } from "./tty.ts";
 
 export interface ExitStatus {
   exitCode: number;
@@ -165,7 +165,9 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
 
   private emitOutput(stream: "stdout" | "stderr", data: Buffer): void {
     if (!this.running || data.length === 0) return;
-    this.logs.append(stream, data);
+    // containerd's log writer drops the CR that ends a terminal's line: the log shows LF where
+    // the attach shows CR LF.
+    this.logs.append(stream, this.options.tty ? withoutLineEndCr(data) : data);
     for (const s of this.sinks) s[stream](data);
   }
 

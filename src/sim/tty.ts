@@ -133,3 +133,14 @@ export function onlcr(data: Buffer): Buffer {
   }
   return Buffer.from(out);
 }
+
+/** `data` with every CR that directly precedes an LF removed (a terminal's line ends as a log stores them). */
+export function withoutLineEndCr(data: Buffer): Buffer {
+  if (!data.includes(LF)) return data;
+  const out: number[] = [];
+  for (let i = 0; i < data.length; i++) {
+    if (data[i] === CR && data[i + 1] === LF) continue;
+    out.push(data[i]!);
+  }
+  return Buffer.from(out);
+}

@@ -12,7 +12,7 @@ import type { KubeContext } from "../context.ts";
 import { type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
 import { attachRetryPause } from "../retry/attach-retry.ts";
-import { type LogPosition, bytesAfter, parseStampedLog, positionAfter, secondsSince } from "./log-position.ts";
+import { type LogLine, type LogPosition, asShownByTerminal, bytesAfter, parseStampedLog, positionAfter, secondsSince } from "./log-position.ts";
 import { OutputJoiner } from "./output-joiner.ts";
 import { LiveAfterLog } from "./overlap.ts";
 
@@ -125,10 +125,19 @@ export class ContainerTerminal {
   async #readLog(): Promise<Buffer> {
     const start = this.#target.start ?? { from: "beginning" };
     if (start.from === "now") return Buffer.alloc(0);
-    if (start.from === "beginning") return this.#fetchLog({ limitBytes: LOG_BYTES });
+    if (start.from === "beginning") {
+      const log = await this.#fetchLog({ limitBytes: LOG_BYTES });
+      return this.#target.tty ? asShownByTerminal(log) : log;
+    }
     const since = secondsSince(start.position, Date.now(), CLOCK_MARGIN_SECONDS);
     const log = await this.#fetchLog({ limitBytes: LOG_BYTES, timestamps: true, sinceSeconds: since });
-    return bytesAfter(parseStampedLog(log), start.position);
+    return bytesAfter(this.#shownLines(log), start.position);
+  }
+
+  /** A log read with timestamps, its lines as this terminal shows them (positions are counted in these). */
+  #shownLines(log: Buffer): LogLine[] {
+    const lines = parseStampedLog(log);
+    return this.#target.tty ? lines.map((line) => ({ ...line, text: asShownByTerminal(line.text) })) : lines;
   }
 
   async #fetchLog(options: { limitBytes: number; timestamps?: boolean; sinceSeconds?: number }): Promise<Buffer> {
@@ -172,7 +181,7 @@ export class ContainerTerminal {
     const delivered = shown.subarray(Math.max(0, shown.byteLength - TAIL_BYTES));
     const sinceSeconds = Math.max(1, Math.ceil((Date.now() - this.#tail[0]!.at) / 1000) + CLOCK_MARGIN_SECONDS);
     const log = await this.#fetchLog({ limitBytes: POSITION_READ_BYTES, timestamps: true, sinceSeconds });
-    const position = positionAfter(parseStampedLog(log), delivered);
+    const position = positionAfter(this.#shownLines(log), delivered);
     return position && { from: "position", position };
   }
 

@@ -29,6 +29,27 @@ export function stampNanos(stamp: string): bigint | undefined {
   return BigInt(seconds) * 1_000_000n + BigInt((match[2] ?? "").padEnd(9, "0"));
 }
 
+/**
+ * A terminal container's log as its terminal showed it. The terminal turns every newline the app
+ * writes into CR LF, and the runtime's log writer (containerd's CRI logger) strips the CR that
+ * ends each line, so a log read shows bare LFs where the attach showed CR LF: put them back, or
+ * the log's lines would neither be found among the bytes a terminal showed nor display right.
+ * A log that kept its CRs (the simulated cluster's) is returned as it is.
+ */
+export function asShownByTerminal(log: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let newline = log.indexOf(0x0a); newline !== -1; newline = log.indexOf(0x0a, newline + 1)) {
+    if (newline > 0 && log[newline - 1] === 0x0d) continue;
+    parts.push(log.subarray(start, newline), CR);
+    start = newline;
+  }
+  if (parts.length === 0) return log;
+  parts.push(log.subarray(start));
+  return Buffer.concat(parts);
+}
+const CR = Buffer.from("\r");
+
 /** The lines of a log read with timestamps; a line whose prefix does not parse ends the read (it is not this format). */
 export function parseStampedLog(log: Buffer): LogLine[] {
   const lines: LogLine[] = [];

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { bytesAfter, parseStampedLog, positionAfter, secondsSince, stampNanos } from "../../../src/kube/session/log-position.ts";
+import { asShownByTerminal, bytesAfter, parseStampedLog, positionAfter, secondsSince, stampNanos } from "../../../src/kube/session/log-position.ts";
 
 /** Renders chunks as the kubelet's log reader does with timestamps: one prefix per line, at its first chunk. */
 function stampedLog(chunks: { at: string; text: string }[]): Buffer {
@@ -91,5 +91,22 @@ describe("log positions", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("puts back the CR a terminal showed before each LF, which containerd's log writer drops, and leaves a log that kept it", () => {
+    expect(asShownByTerminal(Buffer.from("tick 1\ntick 2\n")).toString()).toBe("tick 1\r\ntick 2\r\n");
+    expect(asShownByTerminal(Buffer.from("\nopen line")).toString()).toBe("\r\nopen line");
+    expect(asShownByTerminal(Buffer.from("kept\r\nbare\n")).toString()).toBe("kept\r\nbare\r\n");
+    const kept = Buffer.from("a\r\nb\r\n");
+    expect(asShownByTerminal(kept)).toBe(kept);
+  });
+
+  it("finds what a terminal showed (CR LF) in a log that stores LF, once its lines are as the terminal showed them", () => {
+    const log = Buffer.from(["2026-12-02T04:15:43.1Z tick 3\n", "2026-12-02T04:15:43.2Z tick 4\n", "2026-12-02T04:15:43.3Z tick 5\n"].join(""));
+    const lines = parseStampedLog(log).map((line) => ({ ...line, text: asShownByTerminal(line.text) }));
+    expect(positionAfter(parseStampedLog(log), Buffer.from("tick 3\r\ntick 4\r\n"))).toBeUndefined();
+    const position = positionAfter(lines, Buffer.from("tick 3\r\ntick 4\r\n"));
+    expect(position).toEqual({ at: "2026-12-02T04:15:43.2Z", skip: 8 });
+    expect(bytesAfter(lines, position!).toString()).toBe("tick 5\r\n");
   });
 });
