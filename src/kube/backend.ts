@@ -95,10 +95,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       const boot = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
       // One replica alone: every session is its own, and the boot housekeeping is too.
       if (!mine) await housekeep(ctx, pool, boot, 0);
-      const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
-      const newest = newestPodPerSession(ours);
-      const current = await stampedForAdoption(ctx, newest.current);
-      await reapPods(ctx, mine ? newest.superseded : []);
+      const current = await podsToAdopt(ctx, boot, mine);
       const tokens = await Promise.all(current.map(({ pod, record }) => adoptedToken(ctx, pod, record.mode === "watch" ? "agent" : "app")));
       return current.map(({ pod, record }, index): AdoptableSession => {
         const token = tokens[index];
@@ -192,6 +189,18 @@ async function reportMissingRuntimeClass(ctx: KubeContext): Promise<void> {
 }
 
 type AdoptablePod = { pod: V1Pod; record: SessionRecord };
+
+/**
+ * The newest pod of each session `mine` accepts (every session for one replica). Among
+ * replicas, a session's older pods are reaped here, by its owner, and the pods are stamped.
+ */
+async function podsToAdopt(ctx: KubeContext, boot: ReturnType<typeof partitionBootPods>, mine: ((sessionId: string) => boolean) | undefined): Promise<AdoptablePod[]> {
+  const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
+  const newest = newestPodPerSession(ours);
+  const current = await stampedForAdoption(ctx, newest.current);
+  await reapPods(ctx, mine ? newest.superseded : []);
+  return current;
+}
 
 /**
  * Among replicas, the pods of a shard just taken over are stamped with this replica's term
