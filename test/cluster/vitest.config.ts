@@ -11,7 +11,7 @@ export default defineConfig({
   root: fileURLToPath(new URL("../..", import.meta.url)),
   test: {
     // The tests that run on both clusters, then the real cluster's own.
-    include: ["test/kube-e2e/run-sessions.test.ts", "test/kube-e2e/restarts.test.ts", "test/kube-e2e/routing.test.ts", "test/kube-e2e/dry-run.test.ts", "test/kube-e2e/probe.test.ts", "test/kube-e2e/watch-basics.test.ts", "test/kube-e2e/watch-sessions.test.ts", "test/kube-e2e/app-sessions.test.ts", "test/kube-e2e/warm-pool-basics.test.ts", "test/kube-e2e/owners.test.ts", "test/kube-e2e/replicas.test.ts", "test/sim/leases.test.ts", "test/kube-e2e/telo-versions.test.ts", "test/kube-e2e/workload-tokens.test.ts", "test/cluster/apiserver-restart.test.ts", "test/cluster/rbac-audit.test.ts"],
+    include: ["test/kube-e2e/run-sessions.test.ts", "test/kube-e2e/restarts.test.ts", "test/kube-e2e/routing.test.ts", "test/kube-e2e/dry-run.test.ts", "test/kube-e2e/probe.test.ts", "test/kube-e2e/watch-basics.test.ts", "test/kube-e2e/watch-sessions.test.ts", "test/kube-e2e/app-sessions.test.ts", "test/kube-e2e/warm-pool-basics.test.ts", "test/kube-e2e/owners.test.ts", "test/kube-e2e/replicas.test.ts", "test/kube-e2e/split-brain.test.ts", "test/sim/leases.test.ts", "test/kube-e2e/telo-versions.test.ts", "test/kube-e2e/workload-tokens.test.ts", "test/cluster/apiserver-restart.test.ts", "test/cluster/rbac-audit.test.ts"],
     globalSetup: ["test/cluster/global-setup.ts"],
     sequence: { sequencer: AuditLastSequencer },
     testTimeout: 120_000,
