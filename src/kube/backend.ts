@@ -8,13 +8,13 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
 import type { AvailabilityReport } from "../contract/wire.ts";
-import type { AdoptableSession, Backend, StartSpec } from "../sessions/backend-seam.ts";
+import { type AdoptableSession, type Backend, SessionMoved, type StartSpec } from "../sessions/backend-seam.ts";
 import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, settled, staleWorkspaceConfigMaps, SWEEP_MIN_AGE_MS } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./images/image-picker.ts";
 import { notOfferedMessage } from "./images/image-catalog.ts";
 import { withDeadline } from "./cluster/api.ts";
-import { CALL_DEADLINE_MS, deletePod } from "./cluster/pod-calls.ts";
+import { CALL_DEADLINE_MS, deletePod, stampPod } from "./cluster/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, LABEL, ownedObjects, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
 import { WarmPool } from "./pool/warm-pool.ts";
@@ -97,9 +97,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       const boot = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
       // One replica alone: every session is its own, and the boot housekeeping is too.
       if (!mine) await housekeep(ctx, pool, boot, 0);
-      const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
-      const { current, superseded } = newestPodPerSession(ours);
-      await reapPods(ctx, mine ? superseded : []);
+      const current = await podsToAdopt(ctx, boot, mine);
       const tokens = await Promise.all(current.map(({ pod, record }) => adoptedToken(ctx, pod, record.mode === "watch" ? "agent" : "app")));
       return current.map(({ pod, record }, index) => {
         const token = tokens[index];
@@ -110,6 +108,10 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     async housekeep() {
       await ctx.watcher.ready;
       await housekeep(ctx, pool, partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods), SWEEP_MIN_AGE_MS);
+    },
+
+    fenceWrites(fence) {
+      ctx.fence = fence;
     },
 
     async close() {
@@ -128,8 +130,9 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: ReturnType<typeof partitionBootPods>, sweepMinAgeMs: number): Promise<void> {
   await reportMissingRuntimeClass(ctx);
   const { current, superseded } = newestPodPerSession(boot.adopt);
-  // With the pool off, pods of an earlier pool are nobody's.
-  await reapPods(ctx, [...boot.reap, ...superseded, ...(pool ? [] : boot.pool)]);
+  // With the pool off, pods of an earlier pool are nobody's. Among replicas a session's older
+  // pods are its owner's to reap (at adoption), never the duties holder's: the session lives.
+  await reapPods(ctx, [...boot.reap, ...(ctx.fence ? [] : superseded), ...(pool ? [] : boot.pool)]);
   pool?.adopt(
     boot.pool,
     current.filter(({ pod }) => pod.metadata?.name?.startsWith(POOL_POD_PREFIX)).map(({ pod }) => pod),
@@ -194,6 +197,41 @@ function adoptable(ctx: KubeContext, pod: V1Pod, spec: StartSpec, watchOptions: 
     ...(streams.saved && { streams: streams.saved }),
     claimStreams: (ceiling: StreamIds) => claimStreams(ctx, pod.metadata?.name ?? "", ceiling),
   };
+}
+
+/**
+ * The newest pod of each session `mine` accepts (every session for one replica). Among
+ * replicas, a session's older pods are reaped here, by its owner, and the pods are stamped.
+ */
+async function podsToAdopt(ctx: KubeContext, boot: ReturnType<typeof partitionBootPods>, mine: ((sessionId: string) => boolean) | undefined): Promise<AdoptablePod[]> {
+  const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
+  const newest = newestPodPerSession(ours);
+  const current = await stampedForAdoption(ctx, newest.current);
+  await reapPods(ctx, mine ? newest.superseded : []);
+  return current;
+}
+
+/**
+ * Among replicas, the pods of a shard just taken over are stamped with this replica's term
+ * before it acts on them, so that the predecessor's writes fail from then on; a pod already
+ * stamped with a newer term is another replica's, and its session is not adopted. One replica:
+ * every pod, no call.
+ */
+async function stampedForAdoption(ctx: KubeContext, pods: AdoptablePod[]): Promise<AdoptablePod[]> {
+  const fence = ctx.fence;
+  if (!fence) return pods;
+  const stamped = await Promise.all(
+    pods.map(async (candidate) => {
+      try {
+        await stampPod(ctx, fence, candidate.pod.metadata?.name ?? "");
+        return candidate;
+      } catch (error) {
+        if (error instanceof SessionMoved) return undefined;
+        throw error;
+      }
+    }),
+  );
+  return stamped.filter((candidate) => candidate !== undefined);
 }
 
 /**

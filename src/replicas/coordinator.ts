@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import { LeaseHolder } from "./lease-holder.ts";
 import type { LeaseStore } from "./lease-store.ts";
 import { type Member, MemberDirectory, ROLE_LABEL, leaseNames, memberMeta } from "./membership.ts";
+import type { Writer } from "./fencing.ts";
 import { shardOf } from "./rendezvous.ts";
 import { ShardOwnership } from "./shards.ts";
 
@@ -117,6 +118,26 @@ export class ReplicaCoordinator {
       if (this.owns(id)) return id;
     }
     return undefined;
+  }
+
+  /** This replica's term on the session's shard while it holds it (the fence's writer), else undefined. */
+  writerFor(sessionId: string): Writer | undefined {
+    const term = this.#shards.termOf(this.shardOf(sessionId));
+    return term === undefined ? undefined : { holder: this.#settings.identity, term };
+  }
+
+  /**
+   * A fenced write found the session's pod another replica's: the shard's sessions are let go
+   * at once, as on a lapse. If the shard's Lease is still held at the next period, the shard
+   * counts as gained again and its sessions are adopted again (their pods stamped anew, where a
+   * newer term refuses the stamp); a successor's newer term means the renew is lost anyway.
+   */
+  fenceLost(sessionId: string): void {
+    const shard = this.shardOf(sessionId);
+    if (!this.#held.delete(shard)) return;
+    this.#serving.delete(shard);
+    this.#log.warn("a fenced write was refused; the shard's sessions are let go", { shard });
+    this.#hooks.releasing([shard]).catch((error: unknown) => this.#log.warn("letting a fenced-out shard go failed", { shard, error }));
   }
 
   placement(): Placement {

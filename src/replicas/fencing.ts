@@ -86,28 +86,46 @@ export function fencedDeleteOptions(pod: FencedPod): { preconditions: { resource
   return { preconditions: { resourceVersion: pod.metadata.resourceVersion } };
 }
 
-export type FencedWriteResult = { written: true } | { written: false; verdict: Exclude<FenceVerdict, { act: true }> } | { written: false; conflicts: number };
+/**
+ * The writer of a pod of no session (an unclaimed warm-pool pod, one no record explains): it
+ * holds no shard, so it writes only pods no replica has stamped. A stamp means a session's owner
+ * has the pod now (a claim stamps it), and any stamped term is newer than this one.
+ */
+export const UNSHARDED: Writer = { holder: "", term: -1 };
+
+export type FencedWriteResult =
+  | { written: true }
+  /** The pod is gone (the read found none): nothing to write. */
+  | { written: false; gone: true }
+  /** This replica holds no term for the pod's session now. */
+  | { written: false; notHeld: true }
+  | { written: false; verdict: Exclude<FenceVerdict, { act: true }> }
+  | { written: false; conflicts: number };
 
 /**
  * A fenced write with its retries: read the pod, check the term, write conditionally on the
  * version read. A 409 does not by itself mean a successor wrote (the kubelet's status updates
  * move the resourceVersion too), so the pod is read again and the term checked again, up to
  * `attempts` times. Refused when the pod carries a newer term; `isConflict` tells a lost race
- * from a failure, which is thrown.
+ * from a failure, which is thrown. `writer` may depend on the pod read (its session's shard);
+ * undefined means this replica may not write to it at all.
  */
-export async function writeFenced(
-  writer: Writer,
-  read: () => Promise<FencedPod>,
-  write: (pod: FencedPod) => Promise<unknown>,
+export async function writeFenced<P extends FencedPod>(
+  writer: Writer | ((pod: P) => Writer | undefined),
+  read: () => Promise<P | undefined>,
+  write: (pod: P, writer: Writer) => Promise<unknown>,
   isConflict: (err: unknown) => boolean,
   attempts = 5,
 ): Promise<FencedWriteResult> {
   for (let attempt = 0; attempt < attempts; attempt++) {
     const pod = await read();
-    const verdict = mayAct(pod, writer);
+    if (pod === undefined) return { written: false, gone: true };
+    const current = typeof writer === "function" ? writer(pod) : writer;
+    if (current === undefined) return { written: false, notHeld: true };
+    const verdict = mayAct(pod, current);
     if (!verdict.act) return { written: false, verdict };
     try {
-      await write(pod);
+      await write(pod, current);
       return { written: true };
     } catch (err) {
       if (!isConflict(err)) throw err;

@@ -179,6 +179,12 @@ export type Backend = {
   adoptSessions?(mine?: (sessionId: string) => boolean): Promise<AdoptableSession[]>;
   /** The boot housekeeping alone: reaping what no session explains, the warm pool's pods. */
   housekeep?(): Promise<void>;
+  /**
+   * Several replicas: from now on every write to a session's pod is fenced by `fence`
+   * (docs/replicas.md "Fencing on the pod"). Never called for one replica, whose writes stay
+   * unconditional.
+   */
+  fenceWrites?(fence: WriteFence): void;
   probe(config: ProbeConfig): Promise<AvailabilityReport>;
   /** Re-resolved on every capabilities request (the image picker may refresh). */
   describe(): BackendDescription;
@@ -194,6 +200,19 @@ export type Backend = {
   /** Called once on shutdown after every session was stopped. */
   close?(): Promise<void>;
 };
+
+/** Which replica may write to a session's objects now, and what a refused write means. */
+export type WriteFence = {
+  /** This replica's identity and term on the session's shard, or undefined: it may not write now. */
+  writerFor(sessionId: string): { holder: string; term: number } | undefined;
+  /** A fenced write was refused (another replica has the session now): let the session go. */
+  lost(sessionId: string): void;
+};
+
+/** A write the fence refused: the session is another replica's now; the client retries there. */
+export class SessionMoved extends Error {
+  override name = "SessionMoved";
+}
 
 export type StartStage = "pull" | "inspect" | "daemon" | "create" | "attach" | "start";
 

@@ -22,6 +22,7 @@ export interface ControlTarget {
   counters(): { requests: Record<string, number>; openWatches: number };
   resetCounters(): void;
   recordedRequests(): unknown[];
+  audit(): unknown[];
 }
 
 export const CONTROL_PREFIX = "/_sim/";
@@ -42,6 +43,8 @@ export async function handleControl(target: ControlTarget, req: IncomingMessage,
         return sendJson(res, 200, { ok: true });
       case "GET /requests":
         return sendJson(res, 200, target.recordedRequests());
+      case "GET /audit":
+        return sendJson(res, 200, target.audit());
       case "POST /faults/fail":
         f.failNext(await body(FailRuleSchema));
         return sendJson(res, 200, { ok: true });

@@ -8,6 +8,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { ResourceApi } from "./api.ts";
 import { AttachServer } from "./attach.ts";
 import { RequestCounters, type RecordedRequest } from "./counters.ts";
+import { type AuditedWrite, WriteAudit } from "./audit.ts";
 import { Faults } from "./fault-api.ts";
 import { PodNetwork } from "./download.ts";
 import { RequestFaults } from "./faults.ts";
@@ -29,6 +30,7 @@ import { applyCreateDefaults } from "./defaults.ts";
 export type { FailRule, LatencyRule } from "./faults.ts";
 export type { LostDownloadRule } from "./download.ts";
 export type { RecordedRequest } from "./counters.ts";
+export type { AuditedWrite } from "./audit.ts";
 export { Faults } from "./fault-api.ts";
 export { ANNOTATION_PREFIX } from "./behaviour.ts";
 
@@ -68,6 +70,8 @@ export interface SimulatedCluster {
   counters(): { requests: Record<string, number>; openWatches: number; attachSessions: number; lostDownloads: number };
   resetCounters(): void;
   recordedRequests(): RecordedRequest[];
+  /** Every write answered, with its object, client User-Agent and status code (audit.ts). */
+  audit(): AuditedWrite[];
   stop(): Promise<void>;
 }
 
@@ -93,6 +97,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
   const stopQuota = startQuotaController(store);
   const attach = new AttachServer(kubelet);
   const counters = new RequestCounters();
+  const audit = new WriteAudit();
   const requestFaults = new RequestFaults();
   const faults = new Faults(requestFaults, store, kubelet, attach, network);
   const api = new ResourceApi(store, { maxWatchSeconds: options.maxWatchSeconds ?? 1800 });
@@ -109,6 +114,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
   const openWatches = () => RESOURCE_TYPES.reduce((n, t) => n + store.collection(t).hub.openWatches, 0);
   const resetCounters = () => {
     counters.reset();
+    audit.reset();
     network.lost = 0;
   };
   const countersView = () => ({ requests: counters.snapshot(), openWatches: openWatches(), attachSessions: attach.openSessions, lostDownloads: network.lost });
@@ -118,12 +124,14 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     kubelet,
     attach,
     counters,
+    audit,
     requestFaults,
     control: {
       faults,
       counters: countersView,
       resetCounters,
       recordedRequests: () => counters.requests(),
+      audit: () => audit.writes(),
     },
   });
   server.keepAliveTimeout = 5000;
@@ -153,6 +161,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     counters: countersView,
     resetCounters,
     recordedRequests: () => counters.requests(),
+    audit: () => audit.writes(),
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ResourceApi } from "./api.ts";
 import type { AttachServer } from "./attach.ts";
 import { CONTROL_PREFIX, handleControl, type ControlTarget } from "./control.ts";
+import { WriteAudit } from "./audit.ts";
 import type { RequestCounters } from "./counters.ts";
 import { discoveryDocument } from "./discovery.ts";
 import type { RequestFaults } from "./faults.ts";
@@ -23,6 +24,7 @@ export interface ServerParts {
   kubelet: Kubelet;
   attach: AttachServer;
   counters: RequestCounters;
+  audit: WriteAudit;
   requestFaults: RequestFaults;
   control: ControlTarget;
 }
@@ -34,7 +36,7 @@ function asStatus(err: unknown): StatusError {
 }
 
 export function createSimServer(parts: ServerParts): http.Server {
-  const { store, api, kubelet, attach, counters, requestFaults } = parts;
+  const { store, api, kubelet, attach, counters, audit, requestFaults } = parts;
 
   /** Accounting and injected faults, applied to every API request before it is served. */
   async function gate(info: RequestInfo): Promise<void> {
@@ -72,6 +74,10 @@ export function createSimServer(parts: ServerParts): http.Server {
 
     const info = parseRequestInfo(req.method ?? "GET", url);
     if (!info) throw pathNotFound();
+    if (WriteAudit.audits(info)) {
+      const at = Date.now();
+      res.once("finish", () => audit.record(info, String(req.headers["user-agent"] ?? ""), res.statusCode, at));
+    }
     await gate(info);
     if (info.subresource === "log") {
       const pod = store.get(info.type, info.namespace, info.name!);

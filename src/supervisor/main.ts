@@ -29,6 +29,8 @@ import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
 import { replicaSettings } from "../config/replicas.ts";
+import { replicaUserAgent } from "../replicas/identity.ts";
+import { RUNNER_VERSION } from "../version.ts";
 import { replicaCoordination } from "./replication.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
@@ -49,7 +51,7 @@ if (!cluster) {
   process.exit(2);
 }
 log.info("using cluster", { source: cluster.source, server: cluster.kubeConfig.getCurrentCluster()?.server });
-const api = kubeApi(cluster.kubeConfig);
+const api = kubeApi(cluster.kubeConfig, replicaConfig && replicaUserAgent(replicaConfig.identity, RUNNER_VERSION));
 
 const decision = resolveRouting(kube.routing, routingNeedsProbe(kube.routing) ? await probeRoutingSupport(api) : undefined);
 if ("refusal" in decision) {

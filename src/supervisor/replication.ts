@@ -53,6 +53,10 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
       await service.backend.housekeep?.();
     },
   });
+  service.backend.fenceWrites?.({
+    writerFor: (sessionId) => coordinator.writerFor(sessionId),
+    lost: (sessionId) => coordinator.fenceLost(sessionId),
+  });
   service.shareWithReplicas({
     owns: (id) => coordinator.owns(id),
     mintSessionId: (newId) => coordinator.mintSessionId(newId),

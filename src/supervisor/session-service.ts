@@ -18,13 +18,13 @@ import type { Capabilities, PlacementAnswer } from "../contract/responses.ts";
 import type { AvailabilityReport, CreatedSession, ProbeConfig, SessionDocument } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
 import { type AdmissionContext, planAppSession, planSession } from "../sessions/admission.ts";
-import type { Backend, StartSpec } from "../sessions/backend-seam.ts";
+import { type Backend, SessionMoved, type StartSpec } from "../sessions/backend-seam.ts";
 import { Registry } from "../sessions/registry.ts";
 import { Session } from "../sessions/session.ts";
 import { adoptSessions } from "./adoption.ts";
 import { lastIds } from "../sessions/stream-marks.ts";
 import { StreamCeilings } from "./stream-ceilings.ts";
-import { notServingYet, sessionNotFound } from "./problems.ts";
+import { notServingYet, servedElsewhere, sessionNotFound } from "./problems.ts";
 import { SessionLauncher } from "./session-launch.ts";
 import { WatchSupervisor } from "./watch-supervisor.ts";
 import { WatchSurface } from "./watch-surface.ts";
@@ -191,6 +191,9 @@ export class SessionService {
     try {
       await session.workload?.stop();
     } catch (error) {
+      // The fence refused the pod's delete: another replica has the session now, and this one
+      // has let it go; the client's retry reaches the owner.
+      if (error instanceof SessionMoved) throw servedElsewhere(id);
       this.log.warn("stop failed", { sessionId: id, error });
       throw new Problem("failed", "stop_failed", `${publicFailure("stopping the session", error)}; retry the DELETE`);
     }

@@ -3,7 +3,7 @@
 // members, the shard plan, and the fence on the pod. Properties run over generated inputs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fencedPatch, fencedUpdate, mayAct, stampedTerm, TERM_ANNOTATION, TERM_HOLDER_ANNOTATION, type FencedPod } from "../../src/replicas/fencing.ts";
+import { fencedPatch, fencedUpdate, mayAct, stampedTerm, TERM_ANNOTATION, TERM_HOLDER_ANNOTATION, UNSHARDED, writeFenced, type FencedPod } from "../../src/replicas/fencing.ts";
 import { expiresAt, isHeld, microTime, nextStep, observe, releaseSpec, stillHolds, timingProblem, DEFAULT_TIMING, type LeaseView } from "../../src/replicas/lease-rules.ts";
 import { liveMembers, leaseNames } from "../../src/replicas/membership.ts";
 import { assignment, ownerOf, shardOf } from "../../src/replicas/rendezvous.ts";
@@ -183,5 +183,30 @@ describe("the fence on the pod", () => {
     });
     expect(updated.metadata).toEqual({ name: "telo-run-x", resourceVersion: "42", annotations: { keep: "yes", added: "1", [TERM_ANNOTATION]: "7", [TERM_HOLDER_ANNOTATION]: "me" } });
     expect(read.metadata.annotations).toEqual({ keep: "yes" });
+  });
+
+  it("lets the writer without a shard write only pods no replica has stamped", () => {
+    expect(mayAct(pod(), UNSHARDED)).toEqual({ act: true });
+    expect(mayAct(pod({ [TERM_ANNOTATION]: "0", [TERM_HOLDER_ANNOTATION]: "a" }), UNSHARDED)).toMatchObject({ act: false, reason: "newer-term" });
+  });
+
+  it("writes nothing to a pod that is gone, or when the writer has no term for the pod read", async () => {
+    const writes: string[] = [];
+    const write = async (seen: FencedPod) => void writes.push(seen.metadata.resourceVersion);
+    const never = () => false;
+    expect(await writeFenced({ holder: "me", term: 1 }, async () => undefined, write, never)).toEqual({ written: false, gone: true });
+    expect(await writeFenced(() => undefined, async () => pod(), write, never)).toEqual({ written: false, notHeld: true });
+    // The writer is chosen per read: a pod that became a session's between two reads is judged by that session's term.
+    const reads = [pod(), pod({ [TERM_ANNOTATION]: "5", [TERM_HOLDER_ANNOTATION]: "other" })];
+    const conflict = new Error("409");
+    const first = async () => {
+      if (writes.length === 0) {
+        writes.push("lost");
+        throw conflict;
+      }
+    };
+    const result = await writeFenced((seen: FencedPod) => (stampedTerm(seen) ? { holder: "me", term: 4 } : UNSHARDED), async () => reads.shift(), first, (err) => err === conflict);
+    expect(result).toMatchObject({ written: false, verdict: { reason: "newer-term", stamped: { holder: "other", term: 5 } } });
+    expect(writes).toEqual(["lost"]);
   });
 });

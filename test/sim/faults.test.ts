@@ -105,6 +105,30 @@ describe("faults and counters", () => {
     expect(recorded).toContainEqual({ verb: "list", apiGroup: "networking.k8s.io", resource: "ingressclasses" });
   });
 
+  it("keeps an audit record of each answered write: its object, the client's User-Agent and the status code", async () => {
+    const ns = await freshNamespace(c);
+    c.cluster.resetCounters();
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${c.cluster.url}/api/v1/namespaces/${ns}/configmaps${path}`, {
+        method,
+        headers: { "content-type": "application/json", "user-agent": "audit-test/1 (replica r-1)" },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+    const configMap = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "audited" }, data: { a: "1" } };
+    expect((await call("POST", "", configMap)).status).toBe(201);
+    expect((await call("POST", "", configMap)).status).toBe(409);
+    expect((await call("GET", "/audited")).status).toBe(200);
+    expect((await call("DELETE", "/audited", { preconditions: { resourceVersion: "1" } })).status).toBe(409);
+    expect((await call("DELETE", "/audited")).status).toBe(200);
+    const expected = ["create 201", "create 409", "delete 409", "delete 200"];
+    const audit = c.cluster.audit();
+    expect(audit.map((w) => `${w.verb} ${w.code}`)).toEqual(expected);
+    expect(audit[0]).toMatchObject({ resource: "configmaps", namespace: ns, userAgent: "audit-test/1 (replica r-1)" });
+    expect(audit[0]?.name).toBeUndefined();
+    expect(audit[3]).toMatchObject({ resource: "configmaps", namespace: ns, name: "audited" });
+    expect(((await control("audit")).json as { verb: string; code: number }[]).map((w) => `${w.verb} ${w.code}`)).toEqual(expected);
+  });
+
   it("exposes the same knobs over the HTTP control endpoint, validating bodies", async () => {
     const ns = await freshNamespace(c);
     expect((await control("faults/fail", { verb: "list", resource: "secrets", code: 503 })).status).toBe(200);

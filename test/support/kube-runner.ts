@@ -41,6 +41,8 @@ export type ClusterRunner = {
   baseUrl: string;
   startSupervisor(): Promise<void>;
   stopSupervisor(signal?: NodeJS.Signals): Promise<void>;
+  /** Sends the supervisor a signal without waiting for anything (SIGSTOP and SIGCONT pause and resume it). */
+  signalSupervisor(signal: NodeJS.Signals): void;
   startApi(): Promise<void>;
   stopApi(signal?: NodeJS.Signals): Promise<void>;
   /** Session pods currently in the namespace. */
@@ -151,6 +153,7 @@ async function startProcesses(input: {
       });
     },
     stopSupervisor: (signal) => stopChild(supervisor, signal),
+    signalSupervisor: (signal) => void supervisor?.kill(signal),
     async startApi() {
       api = spawnTs("src/api/main.ts", env);
       const child = api;

@@ -27,17 +27,21 @@ export type KubeApi = {
   watch: Watch;
 };
 
-export function kubeApi(kubeConfig: KubeConfig): KubeApi {
+/**
+ * `userAgent` names this process in the apiserver's audit log: a replica sends its identity
+ * (docs/replicas.md), so the writes of each replica can be told apart there.
+ */
+export function kubeApi(kubeConfig: KubeConfig, userAgent?: string): KubeApi {
   // One set of kept-alive connections for all the typed clients.
   const authentication = reusingConnections(kubeConfig);
   return {
     kubeConfig,
-    core: countedApiClient(kubeConfig, CoreV1Api, authentication),
-    networking: countedApiClient(kubeConfig, NetworkingV1Api, authentication),
-    batch: countedApiClient(kubeConfig, BatchV1Api, authentication),
-    coordination: countedApiClient(kubeConfig, CoordinationV1Api, authentication),
-    custom: countedApiClient(kubeConfig, CustomObjectsApi, authentication),
-    apis: countedApiClient(kubeConfig, ApisApi, authentication),
+    core: countedApiClient(kubeConfig, CoreV1Api, authentication, userAgent),
+    networking: countedApiClient(kubeConfig, NetworkingV1Api, authentication, userAgent),
+    batch: countedApiClient(kubeConfig, BatchV1Api, authentication, userAgent),
+    coordination: countedApiClient(kubeConfig, CoordinationV1Api, authentication, userAgent),
+    custom: countedApiClient(kubeConfig, CustomObjectsApi, authentication, userAgent),
+    apis: countedApiClient(kubeConfig, ApisApi, authentication, userAgent),
     watch: new Watch(kubeConfig),
   };
 }

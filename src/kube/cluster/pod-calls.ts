@@ -1,13 +1,20 @@
 /**
- * The two pod calls every session makes, each with a deadline (client-node's typed calls have
- * none, so a hung apiserver would stall a start or a DELETE): the create, retried on passing
- * apiserver trouble, and the delete, where 404 means done.
+ * Every write the runner makes to a session pod, in one place, each with a deadline (client-node's
+ * typed calls have none, so a hung apiserver would stall a start or a DELETE): the create,
+ * retried on passing apiserver trouble; the delete, where 404 means done; and, among several
+ * replicas, the stamp of an adopted pod. With one replica (no fence) the create and delete are
+ * plain calls. Among replicas every write is fenced (docs/replicas.md "Fencing on the pod"): a
+ * create stamps the writer's term, a delete and a stamp are conditional on the version whose
+ * term was checked, and a refused fence lets the session go.
  */
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1DeleteOptions, V1Pod } from "@kubernetes/client-node";
 import { setTimeout as sleep } from "node:timers/promises";
-import { SessionStartError } from "../../sessions/backend-seam.ts";
+import * as v from "valibot";
+import { FencedPodSchema, type FencedPod, type Writer, UNSHARDED, fencedDeleteOptions, fencedUpdate, termAnnotations, writeFenced } from "../../replicas/fencing.ts";
+import { SessionMoved, SessionStartError, type WriteFence } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "./api.ts";
 import type { KubeContext } from "../context.ts";
+import { LABEL } from "../specs/names.ts";
 import { apiReason, isConflict, isNotFound } from "../status/api-error.ts";
 import { createRetryPause } from "../retry/create-retry.ts";
 
@@ -17,13 +24,16 @@ export const CALL_DEADLINE_MS = 30_000;
  * Creates `body`, retrying a 429 or 5xx within `deadlineAt`; a 409 on a retry is the earlier
  * attempt's pod (the name is the session's own). Throws a SessionStartError at stage `create`.
  * Resolves with the created pod as the apiserver answered, or undefined when an earlier
- * attempt's answer was lost and the 409 said it had been created.
+ * attempt's answer was lost and the 409 said it had been created. Among replicas the pod is
+ * created stamped with this replica's term on the session's shard; a create has no version to
+ * be conditional on, so a replica that holds the shard no longer creates nothing.
  */
 export async function createPod(ctx: KubeContext, body: V1Pod, deadlineAt: number, signal: AbortSignal): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;
+  const stamped = ctx.fence ? stampedBody(ctx.fence, body) : body;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body }), CALL_DEADLINE_MS, "the pod create call");
+      return await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body: stamped }), CALL_DEADLINE_MS, "the pod create call");
     } catch (error) {
       if (attempt > 1 && isConflict(error)) return undefined;
       const pause = signal.aborted ? undefined : createRetryPause(error, attempt, Date.now(), deadlineAt);
@@ -34,15 +44,72 @@ export async function createPod(ctx: KubeContext, body: V1Pod, deadlineAt: numbe
   }
 }
 
-/** Deletes a pod at once (grace 0); a pod already gone counts as deleted. */
+function stampedBody(fence: WriteFence, body: V1Pod): V1Pod {
+  const sessionId = body.metadata?.labels?.[LABEL.sessionId];
+  const writer = sessionId === undefined ? undefined : fence.writerFor(sessionId);
+  if (!writer) throw new SessionStartError("create", "this runner replica no longer holds the session's shard; the session was not created");
+  return { ...body, metadata: { ...body.metadata, annotations: { ...body.metadata?.annotations, ...termAnnotations(writer) } } };
+}
+
+/**
+ * Deletes a pod at once (grace 0); a pod already gone counts as deleted. Among replicas the
+ * delete is conditional on the version whose term was checked (first the watch's copy, which
+ * costs no call; after a 409, a fresh read); a refused fence throws SessionMoved.
+ */
 export async function deletePod(ctx: KubeContext, name: string): Promise<void> {
+  const call = (body?: V1DeleteOptions) =>
+    withDeadline(ctx.api.core.deleteNamespacedPod({ name, namespace: ctx.config.sessionPods.namespace, gracePeriodSeconds: 0, ...(body && { body }) }), CALL_DEADLINE_MS, "the pod delete call");
   try {
-    await withDeadline(
-      ctx.api.core.deleteNamespacedPod({ name, namespace: ctx.config.sessionPods.namespace, gracePeriodSeconds: 0 }),
-      CALL_DEADLINE_MS,
-      "the pod delete call",
-    );
+    if (ctx.fence) await fencedWrite(ctx, ctx.fence, name, "watch", (pod) => call(fencedDeleteOptions(pod)));
+    else await call();
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
+}
+
+/**
+ * Among replicas, before a replica acts on a pod of a shard it took over: the pod stamped with
+ * its term (a full update, conditional on the version read), so that every later write of the
+ * predecessor fails. Throws SessionMoved when the pod carries a newer term.
+ */
+export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string): Promise<void> {
+  const namespace = ctx.config.sessionPods.namespace;
+  await fencedWrite(ctx, fence, name, "apiserver", (pod, writer) =>
+    withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body: fencedUpdate(pod, writer) }), CALL_DEADLINE_MS, "the adoption's pod stamp"),
+  );
+}
+
+/** A pod as the apiserver has it now, read by a list of one name (the manifests grant list on pods, not get). */
+export async function readPod(ctx: KubeContext, name: string, what = "reading a session pod"): Promise<V1Pod | undefined> {
+  const namespace = ctx.config.sessionPods.namespace;
+  const listed = await withDeadline(ctx.api.core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${name}` }), CALL_DEADLINE_MS, what);
+  return listed.items[0];
+}
+
+type FenceablePod = V1Pod & FencedPod;
+
+/**
+ * One fenced write (fencing.ts `writeFenced`): the writer is this replica's term on the pod's
+ * session, or for a pod of no session UNSHARDED. Refused, the session is let go and SessionMoved
+ * thrown; a pod that kept changing under every attempt is an error like any failed call.
+ */
+async function fencedWrite(ctx: KubeContext, fence: WriteFence, name: string, firstRead: "watch" | "apiserver", write: (pod: FenceablePod, writer: Writer) => Promise<unknown>): Promise<void> {
+  let cached = firstRead === "watch";
+  const read = async (): Promise<FenceablePod | undefined> => {
+    const pod = (cached && ctx.watcher.get(name)) || (await readPod(ctx, name));
+    cached = false;
+    return pod && v.is(FencedPodSchema, pod) ? (pod as FenceablePod) : undefined;
+  };
+  let sessionId: string | undefined;
+  const writerOf = (pod: FenceablePod) => {
+    sessionId = pod.metadata.labels?.[LABEL.sessionId];
+    return sessionId === undefined ? UNSHARDED : fence.writerFor(sessionId);
+  };
+  const result = await writeFenced(writerOf, read, write, isConflict);
+  if (result.written || "gone" in result) return;
+  if ("conflicts" in result) throw new Error(`the pod ${name} changed under each of ${result.conflicts} conditional writes`);
+  const stamped = "verdict" in result ? result.verdict.stamped : undefined;
+  ctx.log.warn("a fenced pod write was refused: another runner replica has the pod's session now; this one lets it go", { pod: name, sessionId, stamped });
+  if (sessionId !== undefined) fence.lost(sessionId);
+  throw new SessionMoved(`the pod ${name} is another runner replica's now`);
 }

@@ -21,7 +21,8 @@ import type { StartSpec } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "../cluster/api.ts";
 import type { KubeContext } from "../context.ts";
 import type { PoolClaims } from "./pool-claims.ts";
-import { CALL_DEADLINE_MS, deletePod } from "../cluster/pod-calls.ts";
+import { CALL_DEADLINE_MS, deletePod, readPod } from "../cluster/pod-calls.ts";
+import { termAnnotations } from "../../replicas/fencing.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { poolPodName } from "../specs/names.ts";
 import type { SessionFacts } from "../specs/pod-common.ts";
@@ -129,17 +130,16 @@ export class WarmPool {
         // object, so the claim is built on the pod as the apiserver has it; the resourceVersion
         // it carries still makes a second claim of the same pod a 409. Read by a list of one
         // name: the manifests grant list on pods, not get.
-        const listed = await withDeadline(
-          this.#ctx.api.core.listNamespacedPod({ namespace: this.#ctx.config.sessionPods.namespace, fieldSelector: `metadata.name=${name}` }),
-          CALL_DEADLINE_MS,
-          "the warm pool claim's read",
-        );
-        const pod = listed.items[0];
+        const pod = await readPod(this.#ctx, name, "the warm pool claim's read");
         if (!pod || !isPoolPod(pod)) {
           this.#claimed.delete(name);
           continue;
         }
-        const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations: request.annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
+        // Among replicas the claim stamps the claimer's term on the session's shard, as a create does.
+        const writer = this.#ctx.fence?.writerFor(spec.sessionId);
+        if (this.#ctx.fence && !writer) return this.#cold(spec, "this replica no longer holds the session's shard");
+        const annotations = { ...request.annotations, ...(writer && termAnnotations(writer)) };
+        const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
         await withDeadline(this.#ctx.api.core.replaceNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");
       } catch (error) {
         this.#claimed.delete(name);

@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { KubeContext } from "../context.ts";
+import { SessionMoved } from "../../sessions/backend-seam.ts";
 import { apiReason } from "../status/api-error.ts";
 import { collectRetryPause } from "../retry/collect-retry.ts";
 import { decidePod, type PodDecision, type SessionPhase } from "../status/pod-decision.ts";
@@ -125,6 +126,8 @@ export class SessionPod {
    * ended): retry it in the background while the failure is passing trouble, then say so.
    */
   collect(failure: unknown): void {
+    // Refused by the fence: the pod is another replica's to delete.
+    if (failure instanceof SessionMoved) return;
     const retry = async () => {
       let error = failure;
       for (let attempt = 1; ; attempt += 1) {
@@ -137,6 +140,7 @@ export class SessionPod {
         try {
           return await this.delete();
         } catch (next) {
+          if (next instanceof SessionMoved) return;
           error = next;
         }
       }
