@@ -79,6 +79,29 @@ export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string
   );
 }
 
+/**
+ * A change to a session pod's metadata (its stream marks): a full update conditional on the
+ * version read, read again after a 409. Among replicas it is fenced like every other pod write,
+ * so a replica that lost the session cannot make it; `change` may throw to refuse what it reads.
+ */
+export async function updatePod(ctx: KubeContext, name: string, what: string, change: (pod: V1Pod) => void): Promise<void> {
+  const namespace = ctx.config.sessionPods.namespace;
+  const replace = (body: V1Pod) => withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body }), CALL_DEADLINE_MS, what);
+  if (ctx.fence) return fencedWrite(ctx, ctx.fence, name, "apiserver", (pod, writer) => replace(fencedUpdate(pod, writer, change)));
+  for (let attempt = 1; ; attempt += 1) {
+    const pod = await readPod(ctx, name, what);
+    if (!pod?.metadata) throw new Error(`pod ${name} is gone`);
+    const copy = structuredClone(pod);
+    change(copy);
+    try {
+      await replace(copy);
+      return;
+    } catch (error) {
+      if (!isConflict(error) || attempt >= 5) throw error;
+    }
+  }
+}
+
 /** A pod as the apiserver has it now, read by a list of one name (the manifests grant list on pods, not get). */
 export async function readPod(ctx: KubeContext, name: string, what = "reading a session pod"): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;

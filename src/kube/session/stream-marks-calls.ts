@@ -4,18 +4,17 @@
  * handover; else a ceiling) and, per app, where a successor's terminal starts in the log. One
  * write when a replica adopts the session, one at its handover, and one whenever its ids near
  * the saved ceiling; never one per output chunk. Each write is conditional on the pod's
- * resourceVersion, and an owner's write is refused once another process has claimed the
- * session since its own claim, so a replica that was paused cannot overwrite a successor's marks.
+ * resourceVersion and, among replicas, fenced as every pod write is; an owner's write is also
+ * refused once another process has claimed the session's marks since its own claim, so a replica
+ * that was paused cannot overwrite a successor's marks.
  */
 import { randomUUID } from "node:crypto";
 import type { V1Pod } from "@kubernetes/client-node";
 import * as v from "valibot";
 import { parseJsonAs } from "../../contract/parse-json.ts";
 import type { SavedStreams, StreamIds } from "../../sessions/stream-marks.ts";
-import { withDeadline } from "../cluster/api.ts";
-import { CALL_DEADLINE_MS } from "../cluster/pod-calls.ts";
+import { updatePod } from "../cluster/pod-calls.ts";
 import type { KubeContext } from "../context.ts";
-import { isConflict } from "../status/api-error.ts";
 import type { ContainerTerminal, TerminalStart } from "./container-terminal.ts";
 import { LogPositionSchema } from "./log-position.ts";
 import { appContainerName } from "../specs/names.ts";
@@ -87,26 +86,12 @@ function marksOf(ids: StreamIds, exact: boolean): StreamMarks {
   return { by: WRITER, exact, events: ids.events, apps: Object.fromEntries(Object.entries(ids.apps).map(([name, seq]) => [name, { seq }])) };
 }
 
-/**
- * Read, check, conditional replace; a 409 (the kubelet moved the pod meanwhile) reads again, a
- * few times. Read by a list of one name and written by an update, as the warm-pool claim is: the
- * manifests grant list and update on pods, not get or patch.
- */
+/** Read, check, conditional replace (pod-calls.ts `updatePod`: fenced among replicas). */
 async function writeMarks(ctx: KubeContext, podName: string, marks: StreamMarks, claim: boolean): Promise<void> {
-  const namespace = ctx.config.sessionPods.namespace;
-  for (let attempt = 1; ; attempt += 1) {
-    const listed = await withDeadline(ctx.api.core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${podName}` }), CALL_DEADLINE_MS, "the pod read");
-    const pod = listed.items[0];
-    if (!pod?.metadata) throw new Error(`pod ${podName} is gone`);
-    const text = pod.metadata.annotations?.[STREAMS_ANNOTATION];
+  await updatePod(ctx, podName, "the pod's stream marks", (pod) => {
+    const text = pod.metadata?.annotations?.[STREAMS_ANNOTATION];
     const stored = text === undefined ? undefined : parseJsonAs(StreamMarksSchema, text);
     if (!claim && stored && stored.by !== WRITER) throw new Error("another replica has claimed the session's streams");
-    pod.metadata.annotations = { ...pod.metadata.annotations, [STREAMS_ANNOTATION]: JSON.stringify(marks) };
-    try {
-      await withDeadline(ctx.api.core.replaceNamespacedPod({ name: podName, namespace, body: pod }), CALL_DEADLINE_MS, "the pod's stream marks");
-      return;
-    } catch (error) {
-      if (!isConflict(error) || attempt >= 5) throw error;
-    }
-  }
+    pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [STREAMS_ANNOTATION]: JSON.stringify(marks) } };
+  });
 }
