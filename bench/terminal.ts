@@ -26,10 +26,10 @@ const LINE_BYTES = 1024;
 const WINDOW = 16;
 const KILL_LINE = Buffer.from([0x15]);
 
-type Side = { counter: ByteCounter; send(bytes: Uint8Array): void };
+export type Side = { counter: ByteCounter; send(bytes: Uint8Array): void };
 
 /** Round trips of one keystroke to its echo; the pending line is cleared after each batch. */
-async function echoBatch(side: Side, count: number): Promise<number[]> {
+export async function echoBatch(side: Side, count: number): Promise<number[]> {
   const samples: number[] = [];
   const x = Buffer.from("x");
   for (let i = 0; i < count; i++) {
@@ -75,12 +75,12 @@ async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: num
  */
 const OUTPUT_BUDGET_BYTES = 1536 * 1024;
 
-type Pair = { runnerSide: Side; directSide: Side; close(): Promise<void> };
+export type Pair = { runnerSide: Side; directSide: Side; close(): Promise<void> };
 
 let pairSerial = 0;
 
 /** A runner session with its terminal, and a copy of its pod created and attached directly. */
-async function openPair(runner: BenchRunner): Promise<Pair> {
+export async function openPair(runner: BenchRunner): Promise<Pair> {
   const { client, core, kubeConfig } = runner;
   const { sessionId } = await startSession(client);
   const template = await sessionPod(core, sessionId);

@@ -33,9 +33,18 @@ function requestOf(request: IncomingMessage): { url: URL; headers: Headers } {
   return { url: new URL(request.url ?? "/", `http://${request.headers.host ?? "localhost"}`), headers };
 }
 
+/**
+ * A socket error ends the socket. Not a closure: this listener stays on the socket for the
+ * terminal's whole life, and a closure made in the upgrade handler would keep that handler's
+ * scope with it (the request, its headers, URL and the route's answer): kilobytes per terminal.
+ */
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
 export function serveUpgrades(server: Server, app: Hono, wss: WebSocketServer, log: Logger): void {
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on("error", () => socket.destroy());
+    socket.on("error", destroyOnError);
     const env: UpgradeEnv & { incoming: IncomingMessage; outgoing: undefined } = { incoming: request, outgoing: undefined, [TERMINAL_UPGRADE]: "pending" };
     let target: { url: URL; headers: Headers };
     try {

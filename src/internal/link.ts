@@ -18,6 +18,13 @@ export type SupervisorTarget = { socketPath: string } | { host: string; port: nu
 
 const CONNECT_TIMEOUT_MS = 2_000;
 
+/**
+ * The owned stream's error listener. Not a closure made in `open`: it stays on the stream for
+ * a terminal's or an event stream's whole life and would keep `open`'s scope with it (the
+ * settled promise's functions and the answer's head).
+ */
+function ignoreError(): void {}
+
 export class LinkError extends Error {
   override name = "LinkError";
 }
@@ -59,7 +66,7 @@ export class SupervisorLink {
         stream.off("error", failed);
         stream.off("close", failed);
         // From here on the caller owns the stream; an error with no listener must not crash.
-        stream.on("error", () => undefined);
+        stream.on("error", ignoreError);
         resolve({ status: Number(head[":status"]), headers: head, stream });
       });
       if (options.body !== undefined) stream.end(options.body);

@@ -94,6 +94,12 @@ function serveEvents(service: SessionService, id: string, url: URL, stream: Serv
   streamEvents(session, stream, parseCursor(url.searchParams.get(EVENTS_AFTER_QUERY)) ?? 0, service.timings.heartbeatMs);
 }
 
+/**
+ * A stream's error listener. Not a closure made per stream: it stays on a terminal's or an
+ * event stream's stream for its whole life and would keep the dispatch's scope (its URL) with it.
+ */
+function ignoreError(): void {}
+
 export function createDispatch(service: SessionService, log: Logger) {
   const handlers = implementations(service);
 
@@ -121,7 +127,7 @@ export function createDispatch(service: SessionService, log: Logger) {
 
   return (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {
     // A stream the api cancels mid-answer must not take the process down.
-    stream.on("error", () => undefined);
+    stream.on("error", ignoreError);
     const method = String(headers[":method"] ?? "");
     const url = new URL(String(headers[":path"] ?? "/"), "http://supervisor");
     log.debug("internal request", { method, path: url.pathname });
