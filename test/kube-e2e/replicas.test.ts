@@ -6,56 +6,30 @@
  * the first of them keeps in the cluster. A short lease (3 s) keeps the run short; the rules are
  * the same at the default 15 s.
  */
-import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
 import { shardOf } from "../../src/replicas/rendezvous.ts";
-import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
-import { freePort } from "../support/ports.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody } from "../support/kube-runner.ts";
 import { eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
 import { waitFor } from "../support/wait.ts";
 
 const SHARDS = 8;
 const LEASE_SECONDS = 3;
 const START_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
 
-async function replicaEnv(identity: string): Promise<Record<string, string>> {
-  return {
-    RUNNER_REPLICA_ID: identity,
-    RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}`,
-    RUNNER_SHARDS: String(SHARDS),
-    RUNNER_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
-  };
-}
-
 describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
+  let set: ReplicaSet;
   const replicas: Record<string, ClusterRunner> = {};
-  let leases: CoordinationV1Api;
 
   beforeAll(async () => {
-    replicas.a = await startClusterRunner({ env: await replicaEnv("replica-a") });
-    replicas.b = await startClusterRunner({ env: await replicaEnv("replica-b"), beside: replicas.a });
-    replicas.c = await startClusterRunner({ env: await replicaEnv("replica-c"), beside: replicas.a });
-    leases = replicas.a.kubeConfig.makeApiClient(CoordinationV1Api);
-    await waitFor("every shard held, by all three replicas", async () => {
-      const holders = await shardHolders();
-      return (holders.filter(Boolean).length === SHARDS && new Set(holders).size === 3) || undefined;
-    }, START_MS);
+    set = await startReplicaSet(["a", "b", "c"], { shards: SHARDS, leaseSeconds: LEASE_SECONDS, startMs: START_MS });
+    Object.assign(replicas, set.replicas);
   }, 3 * START_MS);
-  afterAll(async () => {
-    for (const name of ["c", "b"]) await replicas[name]?.close();
-    if (replicas.a) {
-      await replicas.a.core.deleteCollectionNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.managedBy}=telo-k8s-runner`, gracePeriodSeconds: 0 });
-      await replicas.a.close();
-    }
-  });
+  afterAll(() => set?.close());
 
   /** The holder of every shard Lease, by shard. */
-  const shardHolders = async (): Promise<(string | undefined)[]> => {
-    const list = await leases.listNamespacedLease({ namespace: SESSION_NAMESPACE, labelSelector: "telo.run/lease-role=shard" });
-    const byName = new Map(list.items.map((lease) => [lease.metadata?.name, lease.spec?.holderIdentity ?? undefined]));
-    return Array.from({ length: SHARDS }, (_, shard) => byName.get(`telo-runner-default-shard-${shard}`) || undefined);
-  };
+  const shardHolders = async () => (await set.shardLeases()).map((lease) => lease?.holder);
   const ownerOf = async (sessionId: string) => (await shardHolders())[shardOf(sessionId, SHARDS)];
   const podOf = async (sessionId: string) =>
     (await replicas.a!.core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.sessionId}=${sessionId}` })).items.filter((pod) => !pod.metadata?.deletionTimestamp);

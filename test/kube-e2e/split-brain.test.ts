@@ -7,14 +7,13 @@
  * counted per pod and per replica: the resumed replica has no write to those pods accepted, the
  * successor's are its adoption stamps and the DELETE, and the session it serves stays healthy.
  */
-import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TERM_ANNOTATION, TERM_HOLDER_ANNOTATION } from "../../src/replicas/fencing.ts";
 import { LABEL } from "../../src/kube/specs/names.ts";
 import { shardOf } from "../../src/replicas/rendezvous.ts";
-import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
-import { freePort } from "../support/ports.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody } from "../support/kube-runner.ts";
 import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
 import { waitFor } from "../support/wait.ts";
 import { accepted, auditedWrites, byReplica } from "../support/write-audit.ts";
 
@@ -22,47 +21,21 @@ const SHARDS = 4;
 const LEASE_SECONDS = 3;
 const START_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
 
-async function replicaEnv(identity: string): Promise<Record<string, string>> {
-  return {
-    RUNNER_REPLICA_ID: identity,
-    RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}`,
-    RUNNER_SHARDS: String(SHARDS),
-    RUNNER_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
-  };
-}
-
 describe(`a replica paused past its lease on a ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
+  let set: ReplicaSet;
   let a: ClusterRunner;
   let b: ClusterRunner;
-  let leases: CoordinationV1Api;
 
   beforeAll(async () => {
-    a = await startClusterRunner({ env: await replicaEnv("replica-a") });
-    b = await startClusterRunner({ env: await replicaEnv("replica-b"), beside: a });
-    leases = a.kubeConfig.makeApiClient(CoordinationV1Api);
-    await waitFor("every shard held, by both replicas", async () => {
-      const holders = (await shardLeases()).map((lease) => lease?.holder);
-      return (holders.every(Boolean) && new Set(holders).size === 2) || undefined;
-    }, START_MS);
+    set = await startReplicaSet(["a", "b"], { shards: SHARDS, leaseSeconds: LEASE_SECONDS, startMs: START_MS });
+    ({ a, b } = set.replicas as { a: ClusterRunner; b: ClusterRunner });
   }, 3 * START_MS);
   afterAll(async () => {
     a?.signalSupervisor("SIGCONT");
-    await b?.close();
-    if (a) {
-      await a.core.deleteCollectionNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.managedBy}=telo-k8s-runner`, gracePeriodSeconds: 0 });
-      await a.close();
-    }
+    await set?.close();
   });
 
-  /** Each shard Lease's holder and term, by shard. */
-  const shardLeases = async () => {
-    const list = await leases.listNamespacedLease({ namespace: SESSION_NAMESPACE, labelSelector: "telo.run/lease-role=shard" });
-    const byName = new Map(list.items.map((lease) => [lease.metadata?.name, lease.spec]));
-    return Array.from({ length: SHARDS }, (_, shard) => {
-      const spec = byName.get(`telo-runner-default-shard-${shard}`);
-      return spec?.holderIdentity ? { holder: spec.holderIdentity, term: spec.leaseTransitions ?? 0 } : undefined;
-    });
-  };
+  const shardLeases = () => set.shardLeases();
   const podOf = async (sessionId: string) => {
     const pods = await a.core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.sessionId}=${sessionId}` });
     return pods.items.filter((pod) => !pod.metadata?.deletionTimestamp);
