@@ -8,9 +8,9 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
-import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, echoes, runningSession, startClusterRunner } from "../support/kube-runner.ts";
 import { scrape, valueOf } from "../support/metrics.ts";
-import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { eventsUntil } from "../support/streams.ts";
 import { waitFor } from "../support/wait.ts";
 
 // A real pool pod takes seconds to pull, copy its shell and start on a busy 2-core machine.
@@ -51,17 +51,6 @@ describe(`two runners with different identities on one ${ON_REAL_CLUSTER ? "real
   const sessionPod = async (sessionId: string) => (await pods()).find((pod) => pod.metadata?.labels?.[LABEL.sessionId] === sessionId);
   const poolReady = (runner: ClusterRunner) =>
     waitFor("a ready pool pod", async () => valueOf(await scrape(runner.baseUrl), "runner_warm_pool_pods", { state: "ready" }) === 1 || undefined, READY_MS);
-  const running = async (runner: ClusterRunner) => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody());
-    await eventsUntil(runner.client, sessionId, isStatus("running"));
-    return sessionId;
-  };
-  const echoes = async (runner: ClusterRunner, sessionId: string, text: string) => {
-    const terminal = runner.client.terminal(sessionId);
-    await terminal.send(`${text}\r`);
-    expect(textOf(await framesUntilText(terminal, text))).toContain(text);
-    terminal.close();
-  };
   /** A restart with SIGKILL: nothing is handed over, the next supervisor decides from the pods alone. */
   const restart = async (runner: ClusterRunner) => {
     await runner.stopSupervisor("SIGKILL");
@@ -71,8 +60,8 @@ describe(`two runners with different identities on one ${ON_REAL_CLUSTER ? "real
 
   it("stamps each runner's session and pool pods with its identity, and each knows only its own sessions", async () => {
     await Promise.all([poolReady(named), poolReady(unnamed)]);
-    sessions.named = await running(named);
-    sessions.unnamed = await running(unnamed);
+    sessions.named = await runningSession(named);
+    sessions.unnamed = await runningSession(unnamed);
     expect(ownerOf(await sessionPod(sessions.named))).toBe("runner-a");
     expect(ownerOf(await sessionPod(sessions.unnamed))).toBe("default");
     // Each pool refilled its own: one unclaimed pod per identity, not one for both.

@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
 import { shardOf } from "../../src/replicas/rendezvous.ts";
-import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody } from "../support/kube-runner.ts";
-import { eventsUntil, framesToClose, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, echoes, runningSession } from "../support/kube-runner.ts";
+import { eventsUntil, framesToClose, framesUntilText, isStatus } from "../support/streams.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -33,17 +33,6 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
   const ownerOf = async (sessionId: string) => (await shardHolders())[shardOf(sessionId, SHARDS)];
   const podOf = async (sessionId: string) =>
     (await replicas.a!.core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.sessionId}=${sessionId}` })).items.filter((pod) => !pod.metadata?.deletionTimestamp);
-  const running = async (via: ClusterRunner) => {
-    const { sessionId } = await via.client.createSession(kubeSessionBody());
-    await eventsUntil(via.client, sessionId, isStatus("running"));
-    return sessionId;
-  };
-  const echoes = async (via: ClusterRunner, sessionId: string, text: string) => {
-    const terminal = via.client.terminal(sessionId);
-    await terminal.send(`${text}\r`);
-    expect(textOf(await framesUntilText(terminal, text))).toContain(text);
-    terminal.close();
-  };
   /** The session's document through `via`, retrying while it is between replicas (503 + retry-after). */
   const documentThrough = (via: ClusterRunner, sessionId: string, timeoutMs: number) =>
     waitFor(`session ${sessionId} answered through another replica`, async () => {
@@ -63,7 +52,7 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
   });
 
   it("admits a session on any replica, owned by the replica that admitted it, and serves it through every other", async () => {
-    const sessionId = await running(replicas.a!);
+    const sessionId = await runningSession(replicas.a!);
     expect(await ownerOf(sessionId)).toBe("replica-a");
     for (const via of [replicas.b!, replicas.c!]) {
       expect((await via.client.getSession(sessionId)).status.kind).toBe("running");
@@ -76,7 +65,7 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
   });
 
   it("hands a replica's sessions over on SIGTERM: its terminal closes with 1012, and the session lives on elsewhere with its pod", async () => {
-    const sessionId = await running(replicas.b!);
+    const sessionId = await runningSession(replicas.b!);
     expect(await ownerOf(sessionId)).toBe("replica-b");
     const [pod] = await podOf(sessionId);
     // A terminal through another replica's api, relayed to b's supervisor over the peer link.
@@ -97,7 +86,7 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
   });
 
   it("takes over a killed replica's sessions within a lease duration, without restarting the app", async () => {
-    const sessionId = await running(replicas.c!);
+    const sessionId = await runningSession(replicas.c!);
     expect(await ownerOf(sessionId)).toBe("replica-c");
     const [pod] = await podOf(sessionId);
     const killedAt = Date.now();

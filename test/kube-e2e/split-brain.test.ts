@@ -11,8 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TERM_ANNOTATION, TERM_HOLDER_ANNOTATION } from "../../src/replicas/fencing.ts";
 import { LABEL } from "../../src/kube/specs/names.ts";
 import { shardOf } from "../../src/replicas/rendezvous.ts";
-import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody } from "../support/kube-runner.ts";
-import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, echoes, runningSession } from "../support/kube-runner.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
 import { waitFor } from "../support/wait.ts";
 import { accepted, auditedWrites, byReplica } from "../support/write-audit.ts";
@@ -40,17 +39,6 @@ describe(`a replica paused past its lease on a ${ON_REAL_CLUSTER ? "real" : "sim
     const pods = await a.core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.sessionId}=${sessionId}` });
     return pods.items.filter((pod) => !pod.metadata?.deletionTimestamp);
   };
-  const running = async (via: ClusterRunner) => {
-    const { sessionId } = await via.client.createSession(kubeSessionBody());
-    await eventsUntil(via.client, sessionId, isStatus("running"));
-    return sessionId;
-  };
-  const echoes = async (via: ClusterRunner, sessionId: string, text: string) => {
-    const terminal = via.client.terminal(sessionId);
-    await terminal.send(`${text}\r`);
-    expect(textOf(await framesUntilText(terminal, text))).toContain(text);
-    terminal.close();
-  };
   /**
    * A request through `via`, retried while the session is between replicas (503), each attempt
    * given up after 2 s as a client would: an api still forwarding by a placement a period old
@@ -64,8 +52,8 @@ describe(`a replica paused past its lease on a ${ON_REAL_CLUSTER ? "real" : "sim
     }, START_MS);
 
   it("has no write of the resumed replica accepted on the pods its successor took over, and the session stays healthy there", async () => {
-    const kept = await running(a);
-    const raced = await running(a);
+    const kept = await runningSession(a);
+    const raced = await runningSession(a);
     const [keptPod] = await podOf(kept);
     const [racedPod] = await podOf(raced);
     const names = [keptPod?.metadata?.name, racedPod?.metadata?.name];

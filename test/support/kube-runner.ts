@@ -13,12 +13,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import { RunnerClient } from "../../src/client/index.ts";
 import { localClusterEnv, startLocalCluster } from "../../src/local-cluster/index.ts";
 import type { SimulatedCluster, SimulatedClusterOptions } from "../../src/sim/index.ts";
 import { freePort } from "./ports.ts";
 import { capturedStderr, spawnTs, stopChild } from "./processes.ts";
+import { eventsUntil, framesUntilText, isStatus, textOf } from "./streams.ts";
 import { waitFor } from "./wait.ts";
 import { standinManifest } from "../cluster/standin.ts";
 import { sessionBody } from "./session-body.ts";
@@ -228,4 +229,19 @@ function standinBody(body: Parameters<RunnerClient["createSession"]>[0], simulat
     // A registry name that resolves nowhere: the kubelet's pull fails and backs off, as with the simulator's `image-pull: fail`.
     config: { ...body.config, image: pullFails ? "registry.invalid/nonexistent:1" : real.kernelImage },
   } as Parameters<RunnerClient["createSession"]>[0];
+}
+
+/** A default session created through `via` and followed until it runs; its id. */
+export async function runningSession(via: ClusterRunner): Promise<string> {
+  const { sessionId } = await via.client.createSession(kubeSessionBody());
+  await eventsUntil(via.client, sessionId, isStatus("running"));
+  return sessionId;
+}
+
+/** Types `text` into the session's terminal through `via` and sees it echoed. */
+export async function echoes(via: ClusterRunner, sessionId: string, text: string): Promise<void> {
+  const terminal = via.client.terminal(sessionId);
+  await terminal.send(`${text}\r`);
+  expect(textOf(await framesUntilText(terminal, text))).toContain(text);
+  terminal.close();
 }
