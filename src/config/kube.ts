@@ -3,6 +3,7 @@
  * backend reads, keyed by name, plus the cross-variable startup refusals. Core variables (PORT,
  * RUNNER_MAX_SESSIONS, the watch set, terms, RUNNER_APPS, …) belong to the core config.
  */
+import { isIP } from "node:net";
 import * as v from "valibot";
 import { TELO_VERSION_PATTERN } from "../contract/telo-version.ts";
 import { PullPolicySchema } from "../contract/wire.ts";
@@ -24,6 +25,26 @@ const withoutTrailingSlashes = v.transform((value: string | undefined) => value?
 
 /** A URL or repository whose trailing `/`s are stripped; unset or blank → undefined. */
 const baseVar = v.pipe(stringVar(undefined), withoutTrailingSlashes);
+
+/**
+ * `http://$(POD_IP):8063` in a pod spec is no URL on an IPv6 pod network (the address needs
+ * brackets, and the spec cannot add them only there): an unbracketed IPv6 host before the port
+ * is bracketed.
+ */
+export function bracketIpv6Host(url: string): string {
+  const match = /^(https?:\/\/)([0-9a-fA-F:.]*:[0-9a-fA-F:.]*):(\d{1,5})(\/.*)?$/.exec(url);
+  if (!match || isIP(match[2]!) !== 6) return url;
+  return `${match[1]}[${match[2]}]:${match[3]}${match[4] ?? ""}`;
+}
+
+const selfUrlVar = v.pipe(
+  baseVar,
+  v.transform((value) => (value === undefined ? undefined : bracketIpv6Host(value))),
+  v.check(
+    (value) => value === undefined || (URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)),
+    (issue) => `RUNNER_SELF_URL must be an http(s) URL the session pods can reach (e.g. http://k8s-runner.telo-runner.svc:8063), got '${String(issue.input)}'.`,
+  ),
+);
 
 const routingModeVar = v.pipe(
   stringVar("auto"),
@@ -95,7 +116,7 @@ function namespaceVar<const D extends string | undefined>(name: string, fallback
 }
 
 export const kubeEnvSchema = v.object({
-  RUNNER_SELF_URL: baseVar,
+  RUNNER_SELF_URL: selfUrlVar,
   RUNNER_BUNDLE_PORT: portVar("RUNNER_BUNDLE_PORT", 8063),
   // Set by `npm start` when it runs the embedded simulated cluster: a session's
   // `config.simulate` then becomes the sim's behaviour annotations on its pods.

@@ -18,13 +18,22 @@ const secretVar = v.pipe(
 
 export type PeerAddress = { host: string; port: number };
 
-/** `host:port` or `[v6]:port`, the host an IP address; else undefined. */
+/**
+ * `host:port`, `[v6]:port`, or `v6:port` unbracketed (what `$(POD_IP):8065` gives in a pod spec
+ * on an IPv6 pod network; the port is required, so the last `:` is the separator); the host an
+ * IP address; else undefined.
+ */
 export function parsePeerAddress(raw: string): PeerAddress | undefined {
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(raw);
-  const host = match?.[1] ?? match?.[2];
-  const port = Number(match?.[3]);
+  const match = /^(?:\[([^\]]+)\]|([^:]+)|([0-9a-fA-F:.]*:[0-9a-fA-F:.]*)):(\d{1,5})$/.exec(raw);
+  const host = match?.[1] ?? match?.[2] ?? match?.[3];
+  const port = Number(match?.[4]);
   if (host === undefined || isIP(host) === 0 || !(port >= 1 && port <= 65535)) return undefined;
   return { host, port };
+}
+
+/** `host:port`, an IPv6 host in brackets: the one spelling a replica advertises and peers dial. */
+export function formatPeerAddress({ host, port }: PeerAddress): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 const listenVar = v.pipe(

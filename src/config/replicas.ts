@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { IdentitySchema } from "../replicas/identity.ts";
 import type { LeaseTiming } from "../replicas/lease-rules.ts";
 import { ConfigError, positiveIntVar, stringVar } from "./env-values.ts";
-import { type PeerConfig, parsePeerAddress } from "./peer.ts";
+import { formatPeerAddress, type PeerConfig, parsePeerAddress } from "./peer.ts";
 
 const MAX_SHARDS = 1024;
 
@@ -21,7 +21,7 @@ const identityVar = v.pipe(
 
 const advertiseVar = v.pipe(
   stringVar(undefined),
-  v.check((raw) => raw === undefined || parsePeerAddress(raw) !== undefined, "RUNNER_PEER_ADVERTISE must be IP:port (this pod's IP and the peer port, e.g. 10.0.0.5:8065)."),
+  v.check((raw) => raw === undefined || parsePeerAddress(raw) !== undefined, "RUNNER_PEER_ADVERTISE must be IP:port (this pod's IP and the peer port, e.g. 10.0.0.5:8065 or [fd00::5]:8065)."),
 );
 
 /** Entries of the core env schema (one schema, so the deploy tests see every variable read). */
@@ -68,13 +68,10 @@ export function replicaSettings(vars: ReturnType<typeof replicaVars>, peer: Peer
     throw new ConfigError("RUNNER_REPLICA_ID needs RUNNER_PEER_LISTEN: the other replicas reach this one's sessions through its peer port.");
   }
   const unspecified = peer.listen.host === "0.0.0.0" || peer.listen.host === "::";
-  const advertise = vars.advertise ?? (unspecified ? undefined : formatAddress(peer.listen.host, peer.listen.port));
+  const advertised = vars.advertise === undefined ? undefined : parsePeerAddress(vars.advertise);
+  const advertise = advertised ? formatPeerAddress(advertised) : unspecified ? undefined : formatPeerAddress(peer.listen);
   if (advertise === undefined) {
     throw new ConfigError("RUNNER_REPLICA_ID with RUNNER_PEER_LISTEN on every address needs RUNNER_PEER_ADVERTISE: the address the other replicas dial (the pod's IP and the peer port).");
   }
   return { identity: vars.identity, peerAddress: advertise, shardCount: vars.shardCount, timing: leaseTiming(vars.durationSeconds) };
-}
-
-function formatAddress(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }

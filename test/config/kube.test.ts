@@ -102,6 +102,14 @@ describe("loadKubeConfig", () => {
     expect(config).toMatchObject({ startDeadlineMs: 30_000, simulatedCluster: true });
   });
 
+  it("brackets an IPv6 pod address in RUNNER_SELF_URL, as `http://$(POD_IP):8063` gives it, and refuses what is no http(s) URL", () => {
+    expect(loadKubeConfig({ RUNNER_SELF_URL: "http://fd00:10:244::5:8063" }).selfUrl).toBe("http://[fd00:10:244::5]:8063");
+    expect(loadKubeConfig({ RUNNER_SELF_URL: "http://[fd00:10:244::5]:8063/" }).selfUrl).toBe("http://[fd00:10:244::5]:8063");
+    expect(loadKubeConfig({ RUNNER_SELF_URL: "http://10.0.0.5:8063" }).selfUrl).toBe("http://10.0.0.5:8063");
+    expect(refusal({ RUNNER_SELF_URL: "k8s-runner.telo-runner.svc:8063" })).toContain("RUNNER_SELF_URL must be an http(s) URL");
+    expect(refusal({ RUNNER_SELF_URL: "ftp://10.0.0.5:8063" })).toContain("RUNNER_SELF_URL must be an http(s) URL");
+  });
+
   it("lays out a local cluster with the same defaults and checks, before RUNNER_SELF_URL exists", () => {
     expect(loadLocalClusterLayout({})).toEqual({ sessionNamespace: "telo-sessions", buildNamespace: "telo-builds", bundlePort: 8063, bundlePortIsDefault: true });
     expect(loadLocalClusterLayout({ RUNNER_SESSION_NAMESPACE: " s1 ", RUNNER_BUILD_NAMESPACE: "b1", RUNNER_BUNDLE_PORT: "9000" })).toEqual({

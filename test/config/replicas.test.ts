@@ -38,6 +38,15 @@ describe("replica settings", () => {
     expect(settings({ RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "[::1]:9000", RUNNER_PEER_SECRET: SECRET })?.peerAddress).toBe("[::1]:9000");
   });
 
+  it("take an IPv6 pod address as `$(POD_IP):8065` gives it, unbracketed, and advertise it bracketed", () => {
+    const replica = { RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "[::]:8065", RUNNER_PEER_SECRET: SECRET };
+    expect(settings({ ...replica, RUNNER_PEER_ADVERTISE: "fd00:10:244::5:8065" })?.peerAddress).toBe("[fd00:10:244::5]:8065");
+    expect(settings({ ...replica, RUNNER_PEER_ADVERTISE: "[fd00:10:244::5]:8065" })?.peerAddress).toBe("[fd00:10:244::5]:8065");
+    expect(settings({ ...replica, RUNNER_PEER_ADVERTISE: "::ffff:10.0.0.5:8065" })?.peerAddress).toBe("[::ffff:10.0.0.5]:8065");
+    expect(() => settings({ ...replica, RUNNER_PEER_ADVERTISE: "fd00:10:244::5" })).toThrow("RUNNER_PEER_ADVERTISE must be IP:port");
+    expect(() => settings({ ...replica, RUNNER_PEER_ADVERTISE: "10.0.0.5:1:8065" })).toThrow("RUNNER_PEER_ADVERTISE must be IP:port");
+  });
+
   it.each([
     [{ RUNNER_REPLICA_ID: "Replica_A" }, "RUNNER_REPLICA_ID must be a DNS-1123 label"],
     [{ RUNNER_REPLICA_ID: "a" }, "RUNNER_REPLICA_ID needs RUNNER_PEER_LISTEN"],

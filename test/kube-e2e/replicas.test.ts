@@ -23,7 +23,9 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
   const replicas: Record<string, ClusterRunner> = {};
 
   beforeAll(async () => {
-    set = await startReplicaSet(["a", "b", "c"], { shards: SHARDS, leaseSeconds: LEASE_SECONDS, startMs: START_MS });
+    // a advertises its peer address as an IPv6 pod's `$(POD_IP):8065` gives it (unbracketed):
+    // b and c reach a's sessions over IPv6.
+    set = await startReplicaSet(["a", "b", "c"], { shards: SHARDS, leaseSeconds: LEASE_SECONDS, startMs: START_MS, ipv6: ["a"] });
     Object.assign(replicas, set.replicas);
   }, 3 * START_MS);
   afterAll(() => set?.close());
@@ -51,7 +53,7 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
     expect(secret.metadata?.labels?.[LABEL.managedBy]).toBe("telo-k8s-runner");
   });
 
-  it("admits a session on any replica, owned by the replica that admitted it, and serves it through every other", async () => {
+  it("admits a session on any replica, owned by the replica that admitted it, and serves it through every other, over IPv6 to a", async () => {
     const sessionId = await runningSession(replicas.a!);
     expect(await ownerOf(sessionId)).toBe("replica-a");
     for (const via of [replicas.b!, replicas.c!]) {

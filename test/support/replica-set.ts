@@ -22,16 +22,24 @@ export type ReplicaSet = {
   close(): Promise<void>;
 };
 
-async function replicaEnv(identity: string, shards: number, leaseSeconds: number): Promise<Record<string, string>> {
+/**
+ * A replica's variables. An IPv6 one listens on every address and advertises its loopback
+ * address unbracketed, as `$(POD_IP):8065` in k8s/base gives it on an IPv6 pod network.
+ */
+async function replicaEnv(identity: string, shards: number, leaseSeconds: number, ipv6: boolean): Promise<Record<string, string>> {
+  const port = await freePort();
   return {
     RUNNER_REPLICA_ID: `replica-${identity}`,
-    RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}`,
+    ...(ipv6 ? { RUNNER_PEER_LISTEN: `[::]:${port}`, RUNNER_PEER_ADVERTISE: `::1:${port}` } : { RUNNER_PEER_LISTEN: `127.0.0.1:${port}` }),
     RUNNER_SHARDS: String(shards),
     RUNNER_LEASE_DURATION_SECONDS: String(leaseSeconds),
   };
 }
 
-export async function startReplicaSet(names: string[], options: { shards: number; leaseSeconds: number; startMs: number }): Promise<ReplicaSet> {
+export async function startReplicaSet(
+  names: string[],
+  options: { shards: number; leaseSeconds: number; startMs: number; /** Replicas reached over IPv6. */ ipv6?: string[] },
+): Promise<ReplicaSet> {
   const replicas: Record<string, ClusterRunner> = {};
   const first = () => replicas[names[0]!];
   let leases: CoordinationV1Api | undefined;
@@ -56,7 +64,7 @@ export async function startReplicaSet(names: string[], options: { shards: number
   };
   try {
     for (const name of names) {
-      const env = await replicaEnv(name, options.shards, options.leaseSeconds);
+      const env = await replicaEnv(name, options.shards, options.leaseSeconds, options.ipv6?.includes(name) ?? false);
       replicas[name] = await startClusterRunner(first() ? { env, beside: first()! } : { env });
     }
     await waitFor(`every shard held, by all ${names.length} replicas`, async () => {

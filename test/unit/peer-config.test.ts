@@ -22,9 +22,11 @@ describe("peer config", () => {
     expect(() => loadCoreConfig({ RUNNER_PEER_LISTEN: "runner:8063", RUNNER_PEER_SECRET: SECRET })).toThrow("RUNNER_PEER_LISTEN must be IP:port");
   });
 
-  it("parses IPv4 and bracketed IPv6 addresses, nothing else", () => {
+  it("parses IPv4 and IPv6 addresses, bracketed or not (the last `:` is the port's), nothing else", () => {
     expect(parsePeerAddress("127.0.0.1:1")).toEqual({ host: "127.0.0.1", port: 1 });
     expect(parsePeerAddress("[fe80::1]:65535")).toEqual({ host: "fe80::1", port: 65535 });
-    for (const bad of ["127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "::1:80", "host:80", ":80"]) expect(parsePeerAddress(bad)).toBeUndefined();
+    expect(parsePeerAddress("::1:80")).toEqual({ host: "::1", port: 80 });
+    expect(parsePeerAddress("fd00:10:244::5:8065")).toEqual({ host: "fd00:10:244::5", port: 8065 });
+    for (const bad of ["127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "fd00::5:99999", "10.0.0.5:1:80", "[::1]", "host:80", ":80", "::80"]) expect(parsePeerAddress(bad)).toBeUndefined();
   });
 });
