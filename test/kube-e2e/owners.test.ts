@@ -6,12 +6,13 @@
  * existed. Runs on the simulated cluster in `npm test` and on the real one in `npm run test:cluster`.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, echoes, runningSession, startClusterRunner } from "../support/kube-runner.ts";
 import { scrape, valueOf } from "../support/metrics.ts";
 import { eventsUntil } from "../support/streams.ts";
 import { waitFor } from "../support/wait.ts";
+import { auditedWrites } from "../support/write-audit.ts";
 
 // A real pool pod takes seconds to pull, copy its shell and start on a busy 2-core machine.
 const READY_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
@@ -38,6 +39,14 @@ describe(`two runners with different identities on one ${ON_REAL_CLUSTER ? "real
     // The first runner's cluster is the one both use: it goes last.
     await unnamed?.close();
     await named?.close();
+  });
+
+  // A failure here has been seen only on a machine loaded far past its cores: the pod writes
+  // the apiserver took (who deleted what, and when) are what would explain one.
+  afterEach(async (context) => {
+    if (context.task.result?.state !== "fail" || !named) return;
+    const writes = (await auditedWrites(named, SESSION_NAMESPACE)).filter((write) => write.resource === "pods");
+    console.log(`[owners] pod writes before "${context.task.name}" failed:\n${writes.map((write) => JSON.stringify(write)).join("\n")}`);
   });
 
   const pods = async (): Promise<V1Pod[]> => (await named.core.listNamespacedPod({ namespace: SESSION_NAMESPACE })).items;

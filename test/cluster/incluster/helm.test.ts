@@ -12,11 +12,13 @@ import { RunnerClient } from "../../../src/client/index.ts";
 import { eventsUntil, isStatus } from "../../support/streams.ts";
 import { waitFor } from "../../support/wait.ts";
 import { appSession, callsFromPod, consoleLists, metricsServed, poolClaim, runSessionWithTerminal, SELF_URL, SERVICE_ACCOUNT_USER, watchSession } from "./checks.ts";
+import { diagnoseFailures } from "./diagnostics.ts";
 import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
 import { helmInstall, importRunnerImage, readyRunner, RUNNER_REPOSITORY, runnerPods, serviceUrl, tagImage, uninstall, type RunnerPod } from "./install.ts";
 import { acrossReplacement, manyLiveSessions } from "./operations.ts";
 
 describe("the runner installed with helm install", () => {
+  diagnoseFailures();
   let pod: RunnerPod;
   let client: RunnerClient;
   let baseUrl: string;

@@ -121,10 +121,11 @@ type PodList = {
   }>;
 };
 
-export async function runnerPods(): Promise<RunnerPod[]> {
+/** The runner's pods, those being deleted only when `terminating` says so. */
+export async function runnerPods(options: { terminating?: boolean } = {}): Promise<RunnerPod[]> {
   const list = JSON.parse(await kubectl(["-n", RUNNER_NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=telo-k8s-runner", "-o", "json"])) as PodList;
   return list.items
-    .filter((pod) => !pod.metadata.deletionTimestamp)
+    .filter((pod) => options.terminating === true || !pod.metadata.deletionTimestamp)
     .map((pod) => ({
       name: pod.metadata.name,
       ip: pod.status.podIP ?? "",

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunnerClient } from "../../../src/client/index.ts";
 import { eventsUntil, isStatus } from "../../support/streams.ts";
 import { callsFromPod, metricsServed, runSessionWithTerminal, SERVICE_ACCOUNT_USER } from "./checks.ts";
+import { diagnoseFailures } from "./diagnostics.ts";
 import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
 import { acrossReplacement, supervisorKilled } from "./operations.ts";
 import { kubectl } from "../pods.ts";
@@ -14,6 +15,7 @@ import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
 import { applyOverlay, importRunnerImage, readyRunner, serviceUrl, uninstall, type RunnerPod } from "./install.ts";
 
 describe("the runner installed with kubectl apply -k", () => {
+  diagnoseFailures();
   let overlay: string;
   let pod: RunnerPod;
   let client: RunnerClient;

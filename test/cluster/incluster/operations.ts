@@ -5,6 +5,7 @@
  * test and quoted in docs/deployment.md.
  */
 import { execFile } from "node:child_process";
+import { get as httpGet } from "node:http";
 import { promisify } from "node:util";
 import { expect, inject } from "vitest";
 import { RunnerError, type RunnerClient, type StreamItem } from "../../../src/client/index.ts";
@@ -19,6 +20,18 @@ const run = promisify(execFile);
 
 type Frames = Awaited<ReturnType<typeof framesUntilText>>;
 const seqs = (list: Frames) => list.flatMap((frame) => (frame.kind === "bytes" ? [frame.seq] : []));
+
+/** GET /v1/ready through `baseUrl` on a connection of its own; true for a 200 within a second. */
+function readyOnNewConnection(baseUrl: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = httpGet(`${baseUrl}/v1/ready`, { agent: false, timeout: 1_000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on("timeout", () => request.destroy());
+    request.on("error", () => resolve(false));
+  });
+}
 
 /** A running session whose terminal echoed once; the last seq seen. */
 async function liveSession(client: RunnerClient, text: string): Promise<{ sessionId: string; lastSeq: number }> {
@@ -66,19 +79,20 @@ export async function acrossReplacement(input: { client: RunnerClient; baseUrl: 
 
   await input.replace();
   // A Recreate install is down between its pods; a rolling one (several replicas' settings) may
-  // never be: the gap is how long /v1/ready failed through the Service, 0 if it never did.
+  // never be: the gap is how long /v1/ready failed through the Service, 0 if it never did. Each
+  // probe dials anew, as a new client does (a kept-alive connection would stay with the old pod),
+  // and probing goes on until the old pod is gone altogether, its endpoint with it.
   let down: number | undefined;
   let up: number | undefined;
-  const pod = await waitFor("the replaced runner to answer /v1/ready", async () => {
-    const ready = await fetch(`${baseUrl}/v1/ready`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status === 200, () => false);
-    if (!ready) {
+  const pod = await waitFor("the replaced runner to answer /v1/ready, the old pod gone", async () => {
+    if (!(await readyOnNewConnection(baseUrl))) {
       down ??= Date.now();
       up = undefined;
       return undefined;
     }
     up ??= Date.now();
-    const pods = await runnerPods();
-    return pods.length === 1 && pods[0]!.name !== input.oldPod ? readyRunner(input.ref) : undefined;
+    const pods = await runnerPods({ terminating: true });
+    return pods.length === 1 && pods[0]!.name !== input.oldPod && pods[0]!.ready ? readyRunner(input.ref) : undefined;
   }, 240_000);
   const gapSeconds = down === undefined ? 0 : ((up ?? Date.now()) - down) / 1000;
 

@@ -21,6 +21,7 @@ import { waitFor } from "../../support/wait.ts";
 import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
 import { kubectl } from "../pods.ts";
 import { applyOverlay, importRunnerImage, readyRunners, runnerPods, serviceUrl, uninstall, type RunnerPod } from "./install.ts";
+import { diagnoseFailures } from "./diagnostics.ts";
 import { enforceNetworkPolicy } from "./isolation.ts";
 import { LiveTerminal } from "./live-terminal.ts";
 
@@ -65,6 +66,7 @@ function follow(client: RunnerClient, sessionId: string): { items: StreamItem[];
 }
 
 describe("three replicas installed with kubectl apply -k", () => {
+  diagnoseFailures();
   let overlay: string | undefined;
   let ref: string;
   let pods: RunnerPod[];
