@@ -8,9 +8,10 @@ import { execFile } from "node:child_process";
 import { get as httpGet } from "node:http";
 import { promisify } from "node:util";
 import { expect, inject } from "vitest";
-import { RunnerError, type RunnerClient, type StreamItem } from "../../../src/client/index.ts";
+import { type RunnerClient, type StreamItem } from "../../../src/client/index.ts";
 import { kubeSessionBody } from "../../support/kube-runner.ts";
 import { eventsUntil, framesUntilText, isStatus, textOf } from "../../support/streams.ts";
+import { retryingOn503 } from "../../support/retry.ts";
 import { waitFor } from "../../support/wait.ts";
 import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
 import { kubectl } from "../pods.ts";
@@ -48,11 +49,7 @@ async function liveSession(client: RunnerClient, text: string): Promise<{ sessio
 async function resumes(client: RunnerClient, sessionId: string, lastSeq: number): Promise<void> {
   // A 503 (with retry-after) is the contract's "retry": a terminating pod's api may still answer
   // for a moment after its supervisor handed over, and a session may be between replicas.
-  const document = await waitFor("the session answered after the replacement", () =>
-    client.getSession(sessionId).catch((error: unknown) => {
-      if (error instanceof RunnerError && error.status === 503) return undefined;
-      throw error;
-    }), 60_000);
+  const document = await retryingOn503("the session answered after the replacement", () => client.getSession(sessionId), 60_000);
   expect(document.status.kind).toBe("running");
   const again = client.terminal(sessionId, { lastSeq });
   await again.send("after\r");

@@ -17,6 +17,7 @@ import { summarize } from "../../../bench/support/stats.ts";
 import { RunnerClient, type StreamItem } from "../../../src/client/index.ts";
 import { kubeSessionBody, SESSION_NAMESPACE } from "../../support/kube-runner.ts";
 import { eventsUntil, isStatus } from "../../support/streams.ts";
+import { retryingOn503 } from "../../support/retry.ts";
 import { waitFor } from "../../support/wait.ts";
 import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
 import { kubectl } from "../pods.ts";
@@ -105,7 +106,7 @@ describe("three replicas installed with kubectl apply -k", () => {
       const terminal = live[index]!;
       // The same pod, never restarted: the app lived through it.
       expect(await sessionPod(session.id)).toEqual(session.pod);
-      expect((await client.getSession(session.id)).status.kind).toBe("running");
+      expect((await retryingOn503(`session ${session.id} through the Service`, () => client.getSession(session.id), 30_000)).status.kind).toBe("running");
       const counted = terminal.countAgainst(await kubectl(["-n", SESSION_NAMESPACE, "logs", session.pod.name, "-c", "session"]));
       expect(counted.duplicated, `${session.id}: lines received more often than the pod printed them`).toEqual([]);
       if (counted.missing.length > 0) expect(terminal.gaps(), `${session.id}: lines missing without a gap`).toBeGreaterThan(0);
