@@ -114,6 +114,16 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       ctx.fence = fence;
     },
 
+    sharePool(peers) {
+      pool?.shareAcrossReplicas(peers);
+    },
+
+    dutiesLost() {
+      pool?.pause();
+    },
+
+    receivePoolClaim: (pod, answer) => pool?.receiveClaim(pod, answer) ?? false,
+
     async close() {
       pool?.stop();
       ctx.watcher.stop();

@@ -54,6 +54,11 @@ export class PoolClaims {
     return true;
   }
 
+  /** Whether this supervisor holds the pod's token (it made or adopted the pod, and has not forgotten it). */
+  known(pod: string): boolean {
+    return this.#pods.has(pod);
+  }
+
   polled(pod: string): boolean {
     return this.#pods.get(pod)?.polled === true;
   }
