@@ -8,6 +8,9 @@ import type { PoolPeers } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "../cluster/api.ts";
 import { deletePod } from "../cluster/pod-calls.ts";
 import type { KubeContext } from "../context.ts";
+import { UNDELIVERABLE_CLAIM } from "../specs/pool-pod.ts";
+import { isPoolPod } from "./plan.ts";
+import type { PoolClaims } from "./pool-claims.ts";
 import { apiReason } from "../status/api-error.ts";
 
 /** How long a claimer waits for the maker to take a claim's answer before the session starts cold. */
@@ -37,4 +40,30 @@ export async function handClaimToMaker(ctx: KubeContext, peers: PoolPeers, claim
     await deletePod(ctx, claim.pod).catch((deleteError: unknown) => ctx.log.warn("deleting an abandoned warm pool pod failed", { pod: claim.pod, reason: apiReason(deleteError) }));
     return false;
   }
+}
+
+/**
+ * The maker's side: a pod of its making that another replica claims gets its answer handed over
+ * a moment after the claim. One whose answer has not come by the claim's fetch deadline (its
+ * claimer died between the claim and the hand-over) is told that its claim cannot be delivered,
+ * as after a restart, so it fails instead of waiting out its TTL, and its session's owner sees
+ * the session end.
+ */
+export function awaitHandedAnswer(ctx: KubeContext, claims: PoolClaims, name: string): void {
+  let timer: NodeJS.Timeout | undefined;
+  const unsubscribe = ctx.watcher.subscribe(name, (pod) => {
+    if (!pod || !claims.known(name)) {
+      unsubscribe();
+      clearTimeout(timer);
+      return;
+    }
+    if (timer !== undefined || isPoolPod(pod)) return;
+    timer = setTimeout(() => {
+      unsubscribe();
+      if (!claims.known(name) || claims.answered(name)) return;
+      ctx.log.warn("a warm pool pod claimed elsewhere never got its answer; it is told its claim cannot be delivered", { pod: name });
+      claims.deliver(name, Buffer.from(UNDELIVERABLE_CLAIM));
+    }, ctx.timings.claimFetchDeadlineMs);
+    timer.unref();
+  });
 }

@@ -59,6 +59,11 @@ export class PoolClaims {
     return this.#pods.has(pod);
   }
 
+  /** Whether the pod's claim answer has been handed to this supervisor (and not yet forgotten). */
+  answered(pod: string): boolean {
+    return this.#pods.get(pod)?.claim !== undefined;
+  }
+
   polled(pod: string): boolean {
     return this.#pods.get(pod)?.polled === true;
   }

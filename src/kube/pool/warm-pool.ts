@@ -26,7 +26,7 @@ import type { PoolPeers, StartSpec } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "../cluster/api.ts";
 import type { KubeContext } from "../context.ts";
 import type { PoolClaims } from "./pool-claims.ts";
-import { handClaimToMaker } from "./hand-over.ts";
+import { awaitHandedAnswer, handClaimToMaker } from "./hand-over.ts";
 import { CALL_DEADLINE_MS, deletePod, readPod } from "../cluster/pod-calls.ts";
 import { termAnnotations } from "../../replicas/fencing.ts";
 import { clampLimits } from "../specs/limits.ts";
@@ -263,6 +263,7 @@ export class WarmPool {
     if (standing === "mine" && !this.#claims.known(name) && !this.#creating.has(name)) {
       const url = poolClaimUrl(pod);
       if (url === undefined || !this.#claims.adopt(name, url)) return poolPodView(pod, false, true);
+      awaitHandedAnswer(this.#ctx, this.#claims, name);
     }
     return standing === "mine" ? poolPodView(pod, this.#claims.polled(name)) : poolPodView(pod, false, true);
   }
@@ -315,6 +316,7 @@ export class WarmPool {
     this.#follow(name);
     try {
       await withDeadline(this.#ctx.api.core.createNamespacedPod({ namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the pool pod create call");
+      if (this.#peers) awaitHandedAnswer(this.#ctx, this.#claims, name);
       this.#retryMs = MIN_RETRY_MS;
     } catch (error) {
       this.#creating.delete(name);
