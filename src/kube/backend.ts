@@ -114,19 +114,7 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       ctx.fence = fence;
     },
 
-    sharePool(peers) {
-      if (!pool) return;
-      pool.shareAcrossReplicas(peers);
-      // A replica back under its identity and listener (a restarted container) tells the pods it
-      // made, that were claimed and never got their answer, as one replica does at boot.
-      void ctx.watcher.ready.then(() => pool.adopt([], claimedPoolPods(partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods))));
-    },
-
-    dutiesLost() {
-      pool?.pause();
-    },
-
-    receivePoolClaim: (pod, answer) => pool?.receiveClaim(pod, answer) ?? false,
+    ...poolAcrossReplicas(ctx, pool),
 
     async close() {
       pool?.stop();
@@ -151,6 +139,21 @@ async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: Ret
   pool?.start();
   // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
   await Promise.all([sweepWorkspaceConfigMaps(ctx, sweepMinAgeMs), sweepTokenSecrets(ctx, sweepMinAgeMs)]);
+}
+
+/** Several replicas: the warm pool's hooks (docs/replicas.md "The warm pool beside several replicas"). */
+function poolAcrossReplicas(ctx: KubeContext, pool: WarmPool | undefined): Pick<Backend, "sharePool" | "dutiesLost" | "receivePoolClaim"> {
+  return {
+    sharePool(peers) {
+      if (!pool) return;
+      pool.shareAcrossReplicas(peers);
+      // A replica back under its identity and listener (a restarted container) tells the pods it
+      // made, that were claimed and never got their answer, as one replica does at boot.
+      void ctx.watcher.ready.then(() => pool.adopt([], claimedPoolPods(partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods))));
+    },
+    dutiesLost: () => pool?.pause(),
+    receivePoolClaim: (pod, answer) => pool?.receiveClaim(pod, answer) ?? false,
+  };
 }
 
 /** The session pods that were pool pods once (a pod keeps its name when claimed). */
