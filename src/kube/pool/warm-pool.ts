@@ -260,12 +260,13 @@ export class WarmPool {
     if (!this.#peers || !live) return poolPodView(pod, this.#claims.polled(name));
     const standing = makerStanding(pod, this.#peers.identity, live);
     if (standing === "peer") return poolPodView(pod, true);
-    if (standing === "mine" && !this.#claims.known(name) && !this.#creating.has(name)) {
+    if (standing === "gone") return poolPodView(pod, false, true);
+    if (!this.#claims.known(name)) {
       const url = poolClaimUrl(pod);
       if (url === undefined || !this.#claims.adopt(name, url)) return poolPodView(pod, false, true);
       awaitHandedAnswer(this.#ctx, this.#claims, name);
     }
-    return standing === "mine" ? poolPodView(pod, this.#claims.polled(name)) : poolPodView(pod, false, true);
+    return poolPodView(pod, this.#claims.polled(name));
   }
 
   /** Reconciles once per event-loop turn however many changes arrive in it. */
