@@ -54,15 +54,10 @@ export function replicaVars(env: ReplicaVars) {
  * others (a peer listener, the credential, an address to advertise): without them a request
  * for its sessions could not be forwarded, so startup refuses rather than run half-wired.
  */
-export function replicaSettings(vars: ReturnType<typeof replicaVars>, peer: PeerConfig, warmPoolSize: number): ReplicaSettings | undefined {
+export function replicaSettings(vars: ReturnType<typeof replicaVars>, peer: PeerConfig): ReplicaSettings | undefined {
   if (vars.identity === undefined) {
     if (vars.advertise !== undefined) throw new ConfigError("RUNNER_PEER_ADVERTISE needs RUNNER_REPLICA_ID: only a replica advertises its peer address.");
     return undefined;
-  }
-  if (warmPoolSize > 0) {
-    // A pool pod polls the listener of the replica that made it for its claim, and another
-    // replica may claim it: not built yet (docs/replicas.md "What is not built yet").
-    throw new ConfigError("RUNNER_WARM_POOL_SIZE must be 0 with RUNNER_REPLICA_ID: the warm pool does not run across several replicas yet.");
   }
   if (!peer.listen) {
     throw new ConfigError("RUNNER_REPLICA_ID needs RUNNER_PEER_LISTEN: the other replicas reach this one's sessions through its peer port.");

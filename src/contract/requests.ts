@@ -142,3 +142,12 @@ export const WorkspaceChangeSetBodySchema = v.object({
   delete: v.optional(v.array(nonEmptyString)),
 });
 export type WorkspaceChangeSetBody = v.InferOutput<typeof WorkspaceChangeSetBodySchema>;
+
+/**
+ * Internal, between replicas (docs/replicas.md "The warm pool beside several replicas"): the
+ * answer a replica that claimed a warm pool pod hands to the replica that made it, which alone
+ * holds the pod's token. The script the pod's shell sources; a claim answer is a few KiB.
+ */
+export const PoolClaimBodySchema = v.object({
+  answer: v.pipe(v.string("must be string"), v.minLength(1, "must NOT be empty"), v.maxLength(1024 * 1024, "must be at most 1 MiB")),
+});

@@ -8,6 +8,7 @@ import type * as v from "valibot";
 import {
   AppSessionBodySchema,
   CreateSessionBodySchema,
+  PoolClaimBodySchema,
   ProbeBodySchema,
   SetAppsBodySchema,
   WorkspaceChangeSetBodySchema,
@@ -234,6 +235,14 @@ export const routes = {
     summary: "Which replica serves each shard's sessions (several replicas)",
     response: PlacementSchema,
     status: 200,
+  }),
+  poolClaim: route({
+    method: "POST",
+    path: "/pool/:pod/claim",
+    kind: "internal",
+    summary: "A warm pool claim's answer, handed by the claiming replica to the pod's maker (several replicas)",
+    body: PoolClaimBodySchema,
+    status: 204,
   }),
 } as const satisfies Record<string, RouteSpec>;
 

@@ -114,6 +114,8 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       ctx.fence = fence;
     },
 
+    ...poolAcrossReplicas(ctx, pool),
+
     async close() {
       pool?.stop();
       ctx.watcher.stop();
@@ -133,13 +135,30 @@ async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: Ret
   // With the pool off, pods of an earlier pool are nobody's. Among replicas a session's older
   // pods are its owner's to reap (at adoption), never the duties holder's: the session lives.
   await reapPods(ctx, [...boot.reap, ...(ctx.fence ? [] : superseded), ...(pool ? [] : boot.pool)]);
-  pool?.adopt(
-    boot.pool,
-    current.filter(({ pod }) => pod.metadata?.name?.startsWith(POOL_POD_PREFIX)).map(({ pod }) => pod),
-  );
+  pool?.adopt(boot.pool, claimedPoolPods({ adopt: current }));
   pool?.start();
   // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
   await Promise.all([sweepWorkspaceConfigMaps(ctx, sweepMinAgeMs), sweepTokenSecrets(ctx, sweepMinAgeMs)]);
+}
+
+/** Several replicas: the warm pool's hooks (docs/replicas.md "The warm pool beside several replicas"). */
+function poolAcrossReplicas(ctx: KubeContext, pool: WarmPool | undefined): Pick<Backend, "sharePool" | "dutiesLost" | "receivePoolClaim"> {
+  return {
+    sharePool(peers) {
+      if (!pool) return;
+      pool.shareAcrossReplicas(peers);
+      // A replica back under its identity and listener (a restarted container) tells the pods it
+      // made, that were claimed and never got their answer, as one replica does at boot.
+      void ctx.watcher.ready.then(() => pool.adopt([], claimedPoolPods(partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods))));
+    },
+    dutiesLost: () => pool?.pause(),
+    receivePoolClaim: (pod, answer) => pool?.receiveClaim(pod, answer) ?? false,
+  };
+}
+
+/** The session pods that were pool pods once (a pod keeps its name when claimed). */
+function claimedPoolPods(pods: { adopt: readonly AdoptablePod[] }): V1Pod[] {
+  return pods.adopt.filter(({ pod }) => pod.metadata?.name?.startsWith(POOL_POD_PREFIX)).map(({ pod }) => pod);
 }
 
 /**

@@ -22,6 +22,8 @@ export interface CoordinatorHooks {
   acquired(shards: number[]): Promise<void>;
   /** The singleton duties were gained. */
   dutiesGained(): Promise<void>;
+  /** The singleton duties were lost (a lapse, another replica took them) or are about to be given up (a graceful exit). */
+  dutiesLost(): void;
 }
 
 /** Where each shard's sessions are served: a peer address, or null while nobody holds it. */
@@ -140,6 +142,17 @@ export class ReplicaCoordinator {
     this.#hooks.releasing([shard]).catch((error: unknown) => this.#log.warn("letting a fenced-out shard go failed", { shard, error }));
   }
 
+  /** The identities of the live members as judged now, this replica's own included. */
+  liveMembers(): Set<string> {
+    return new Set([this.#settings.identity, ...this.#directory.live().map((member) => member.identity)]);
+  }
+
+  /** A live member's peer address, or undefined for one not (or no longer) live. */
+  peerAddressOf(identity: string): string | undefined {
+    if (identity === this.#settings.identity) return this.#settings.peerAddress;
+    return this.#directory.live().find((member) => member.identity === identity)?.peerAddress;
+  }
+
   placement(): Placement {
     const addresses = new Map(this.#members.map((member) => [member.identity, member.peerAddress]));
     addresses.set(this.#settings.identity, this.#settings.peerAddress);
@@ -159,6 +172,8 @@ export class ReplicaCoordinator {
     clearTimeout(this.#timer);
     await this.#period;
     this.#serving.clear();
+    if (this.#hadDuties) this.#hooks.dutiesLost();
+    this.#hadDuties = false;
     await this.#hooks.releasing([...this.#held]);
     this.#held.clear();
     await this.#shards.releaseAll();
@@ -176,6 +191,7 @@ export class ReplicaCoordinator {
       await this.#settle();
       const duties = await this.#duties.step();
       if (duties.held && !this.#hadDuties) await this.#hooks.dutiesGained();
+      if (!duties.held && this.#hadDuties) this.#hooks.dutiesLost();
       this.#hadDuties = duties.held;
     } catch (error) {
       this.#log.warn("a replica coordination period failed; the next one retries", { error });

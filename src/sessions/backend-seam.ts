@@ -185,6 +185,15 @@ export type Backend = {
    * unconditional.
    */
   fenceWrites?(fence: WriteFence): void;
+  /** Several replicas: the warm pool's view of the others (docs/replicas.md "The warm pool beside several replicas"). */
+  sharePool?(peers: PoolPeers): void;
+  /** The duties Lease is lost or given up: the duties holder's work (warm pool refill and reaping) stops here. */
+  dutiesLost?(): void;
+  /**
+   * A claim answer another replica hands to the maker of the pool pod it claimed: delivered to
+   * the pod's poll; false when this replica does not hold the pod's token.
+   */
+  receivePoolClaim?(pod: string, answer: string): boolean;
   probe(config: ProbeConfig): Promise<AvailabilityReport>;
   /** Re-resolved on every capabilities request (the image picker may refresh). */
   describe(): BackendDescription;
@@ -207,6 +216,16 @@ export type WriteFence = {
   writerFor(sessionId: string): { holder: string; term: number } | undefined;
   /** A fenced write was refused (another replica has the session now): let the session go. */
   lost(sessionId: string): void;
+};
+
+/** What the warm pool knows of the other replicas. */
+export type PoolPeers = {
+  /** This replica's identity: the maker of the pool pods it creates. */
+  identity: string;
+  /** The live members' identities as judged now, this replica's own included. */
+  live(): ReadonlySet<string>;
+  /** Hands a claim's answer to the replica that made the pod; rejects when it cannot be handed. */
+  handClaim(maker: string, pod: string, answer: string): Promise<void>;
 };
 
 /** A write the fence refused: the session is another replica's now; the client retries there. */

@@ -37,7 +37,7 @@ import { runSupervisor, stopOnSignals } from "./run.ts";
 const env = currentEnv();
 const core = exitOnConfigError(() => loadCoreConfig(env));
 const kube = exitOnConfigError(() => loadKubeConfig(env));
-const replicaConfig = exitOnConfigError(() => replicaSettings(core.replicas, core.peer, kube.warmPool.size));
+const replicaConfig = exitOnConfigError(() => replicaSettings(core.replicas, core.peer));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
 // First: a socket place this runner may not use refuses startup before any other work.

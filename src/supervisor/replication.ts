@@ -11,6 +11,7 @@ import type { Logger } from "../log.ts";
 import { type CoordinatorHooks, ReplicaCoordinator, leasePrefix } from "../replicas/coordinator.ts";
 import { LeaseStore } from "../replicas/lease-store.ts";
 import { sharedPeerCredential } from "../replicas/peer-credential.ts";
+import { poolPeers } from "./pool-peers.ts";
 import type { SessionService } from "./session-service.ts";
 
 /**
@@ -32,7 +33,7 @@ export async function replicaCoordination(api: KubeApi, core: CoreConfig, kube: 
 /**
  * Several replicas: the service admits and serves only the sessions of shards this replica
  * holds; shards it gains are adopted, shards it loses are let go, and the singleton duties
- * (reaping what no session explains) run where the duties Lease is held.
+ * (reaping what no session explains, the warm pool's refill) run where the duties Lease is held.
  */
 export function shareSessions(service: SessionService, coordinate: (hooks: CoordinatorHooks) => ReplicaCoordinator, log: Logger): ReplicaCoordinator {
   const inShards = (shards: number[]) => {
@@ -52,11 +53,16 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
       log.info("this replica holds the singleton duties");
       await service.backend.housekeep?.();
     },
+    dutiesLost: () => {
+      log.info("this replica no longer holds the singleton duties");
+      service.backend.dutiesLost?.();
+    },
   });
   service.backend.fenceWrites?.({
     writerFor: (sessionId) => coordinator.writerFor(sessionId),
     lost: (sessionId) => coordinator.fenceLost(sessionId),
   });
+  service.backend.sharePool?.(poolPeers(coordinator));
   service.shareWithReplicas({
     owns: (id) => coordinator.owns(id),
     mintSessionId: (newId) => coordinator.mintSessionId(newId),

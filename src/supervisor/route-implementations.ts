@@ -4,6 +4,7 @@
  * parameters and validated body, and answers the route's response type.
  */
 import type { RelayedRouteName, RouteAnswer, RouteInput, Routes } from "../contract/routes.ts";
+import { Problem } from "../contract/problem.ts";
 import { metricsSnapshot } from "../metrics/registry.ts";
 import type { SessionService } from "./session-service.ts";
 
@@ -36,5 +37,11 @@ export function implementations(service: SessionService): Implementations {
     listSessions: () => ({ sessions: service.registry.all().map((session) => service.document(session.id)) }),
     metrics: () => metricsSnapshot(),
     placement: () => service.placement(),
+    poolClaim: ({ params, body }) => {
+      // The maker's side: the pod's poll gets the answer; a pod this replica holds no token for cannot.
+      if (service.backend.receivePoolClaim?.(params.pod, body.answer) !== true) {
+        throw new Problem("not_found", "unknown_pool_pod", `this replica holds no claim token for the pool pod '${params.pod}'`);
+      }
+    },
   };
 }

@@ -10,9 +10,10 @@ const SECRET = "a-shared-credential-of-enough-length-0123";
 /** The replica settings both processes' variables give, as the supervisor's startup computes them. */
 function settings(env: Record<string, string>, warmPool = "0") {
   const all = { RUNNER_SELF_URL: SELF_URL, RUNNER_WARM_POOL_SIZE: warmPool, ...env };
-  const kube = loadKubeConfig(all);
+  // The kube variables load beside them as at startup (the warm pool's among them).
+  loadKubeConfig(all);
   const core = loadCoreConfig(all);
-  return replicaSettings(core.replicas, core.peer, kube.warmPool.size);
+  return replicaSettings(core.replicas, core.peer);
 }
 
 describe("replica settings", () => {
@@ -58,10 +59,8 @@ describe("replica settings", () => {
     [{ RUNNER_LEASE_DURATION_SECONDS: "1" }, "RUNNER_LEASE_DURATION_SECONDS must be at least 2"],
   ])("refuse %j", (env, message) => expect(() => settings(env)).toThrow(message));
 
-  it("refuse the warm pool beside several replicas, which it does not serve yet", () => {
-    expect(() => settings({ RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "127.0.0.1:9000", RUNNER_PEER_SECRET: SECRET }, "2")).toThrow(
-      "RUNNER_WARM_POOL_SIZE must be 0 with RUNNER_REPLICA_ID",
-    );
+  it("accept the warm pool beside several replicas (docs/replicas.md)", () => {
+    expect(settings({ RUNNER_REPLICA_ID: "a", RUNNER_PEER_LISTEN: "127.0.0.1:9000", RUNNER_PEER_SECRET: SECRET }, "2")).toMatchObject({ identity: "a", peerAddress: "127.0.0.1:9000" });
   });
 
   it("keep client-go's proportions at every allowed duration, which the Lease rules accept", () => {

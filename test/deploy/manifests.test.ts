@@ -141,7 +141,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
   it("makes each pod a replica named after itself, reachable by the others on its peer port", () => {
     // The terms file is mounted in the pod, not here: only the replica settings are read.
     const core = loadCoreConfig({ ...env, RUNNER_TERMS_FILE: undefined });
-    const replicas = replicaSettings(core.replicas, core.peer, config.warmPool.size);
+    const replicas = replicaSettings(core.replicas, core.peer);
     expect(replicas).toMatchObject({ identity: SAMPLE_POD["metadata.name"], peerAddress: `${SAMPLE_POD["status.podIP"]}:8065` });
     const [, supervisor] = pod.containers;
     expect(supervisor!.ports).toContainEqual({ name: "peer", containerPort: 8065, protocol: "TCP" });

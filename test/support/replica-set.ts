@@ -38,7 +38,15 @@ async function replicaEnv(identity: string, shards: number, leaseSeconds: number
 
 export async function startReplicaSet(
   names: string[],
-  options: { shards: number; leaseSeconds: number; startMs: number; /** Replicas reached over IPv6. */ ipv6?: string[] },
+  options: {
+    shards: number;
+    leaseSeconds: number;
+    startMs: number;
+    /** Replicas reached over IPv6. */
+    ipv6?: string[];
+    /** More variables, the same for every replica (RUNNER_WARM_POOL_SIZE). */
+    env?: Record<string, string>;
+  },
 ): Promise<ReplicaSet> {
   const replicas: Record<string, ClusterRunner> = {};
   const first = () => replicas[names[0]!];
@@ -64,7 +72,7 @@ export async function startReplicaSet(
   };
   try {
     for (const name of names) {
-      const env = await replicaEnv(name, options.shards, options.leaseSeconds, options.ipv6?.includes(name) ?? false);
+      const env = { ...(await replicaEnv(name, options.shards, options.leaseSeconds, options.ipv6?.includes(name) ?? false)), ...options.env };
       replicas[name] = await startClusterRunner(first() ? { env, beside: first()! } : { env });
     }
     await waitFor(`every shard held, by all ${names.length} replicas`, async () => {

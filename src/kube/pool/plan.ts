@@ -56,11 +56,13 @@ export interface PoolPodView {
   ended: boolean;
   /** Running with its container started: the waiting shell runs. */
   running: boolean;
-  /** Its shell has polled this supervisor's claim route. */
+  /** Its shell has polled this supervisor's claim route (among replicas: its maker is live and answers it). */
   polled: boolean;
+  /** Among replicas, its maker is no live member: no one can answer its claim, so it is replaced. */
+  orphaned?: boolean;
 }
 
-export function poolPodView(pod: V1Pod, polled: boolean): PoolPodView {
+export function poolPodView(pod: V1Pod, polled: boolean, orphaned = false): PoolPodView {
   const phase = pod.status?.phase;
   const created = pod.metadata?.creationTimestamp;
   return {
@@ -70,7 +72,23 @@ export function poolPodView(pod: V1Pod, polled: boolean): PoolPodView {
     ended: phase === "Succeeded" || phase === "Failed",
     running: phase === "Running" && (pod.status?.containerStatuses ?? []).some((status) => status.name === "session" && status.state?.running !== undefined),
     polled,
+    ...(orphaned && { orphaned }),
   };
+}
+
+/**
+ * Among replicas, how a pool pod stands by the replica that made it (its maker label): `mine`,
+ * `peer` (a live member, which answers the pod's polls and takes a claim's answer over the peer
+ * link), or `gone` (no live member holds its token: its claim could never be answered). A pod
+ * with no maker was made by a single runner before it became several replicas: gone too.
+ */
+export type MakerStanding = "mine" | "peer" | "gone";
+
+export function makerStanding(pod: V1Pod, self: string, live: ReadonlySet<string>): MakerStanding {
+  const maker = pod.metadata?.labels?.[LABEL.poolMaker];
+  if (maker === undefined) return "gone";
+  if (maker === self) return "mine";
+  return live.has(maker) ? "peer" : "gone";
 }
 
 /** An unclaimed pool pod: the pool label, no session yet. */
@@ -89,7 +107,7 @@ export interface PlanInput {
 }
 
 export interface PoolPlan {
-  /** Ended pods, and idle ones past their age: delete. */
+  /** Ended pods, idle ones past their age, and orphaned ones: delete. */
   remove: string[];
   /** How many pods to create now. */
   create: number;
@@ -106,7 +124,7 @@ export function planPool(pods: readonly PoolPodView[], input: PlanInput): PoolPl
   const live: PoolPodView[] = [];
   for (const pod of pods) {
     if (pod.deleting || input.claimed.has(pod.name)) continue;
-    if (pod.ended || input.now - pod.createdAt >= input.maxIdleMs) remove.push(pod.name);
+    if (pod.ended || pod.orphaned === true || input.now - pod.createdAt >= input.maxIdleMs) remove.push(pod.name);
     else live.push(pod);
   }
   live.sort((a, b) => a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1));

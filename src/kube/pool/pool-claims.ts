@@ -54,6 +54,16 @@ export class PoolClaims {
     return true;
   }
 
+  /** Whether this supervisor holds the pod's token (it made or adopted the pod, and has not forgotten it). */
+  known(pod: string): boolean {
+    return this.#pods.has(pod);
+  }
+
+  /** Whether the pod's claim answer has been handed to this supervisor (and not yet forgotten). */
+  answered(pod: string): boolean {
+    return this.#pods.get(pod)?.claim !== undefined;
+  }
+
   polled(pod: string): boolean {
     return this.#pods.get(pod)?.polled === true;
   }

@@ -13,27 +13,35 @@
  * - After a supervisor restart, pool pods are adopted (their claim URL read back from their spec)
  *   and count as the pool; a pod claimed by the dead supervisor but never told its claim is
  *   told that it cannot be, so it fails instead of waiting for its TTL.
+ * - Among replicas (docs/replicas.md "The warm pool beside several replicas"): refill and
+ *   replacement run on the duties holder only (`start`, `pause`); any replica claims, and a
+ *   claim of a pod another replica made hands its answer to that maker over the peer link
+ *   (`receiveClaim` on the maker's side). A pod whose maker is no live member is not claimable
+ *   and is replaced.
  */
 import { randomBytes } from "node:crypto";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { WarmPoolSettings } from "../../config/kube.ts";
-import type { StartSpec } from "../../sessions/backend-seam.ts";
+import type { PoolPeers, StartSpec } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "../cluster/api.ts";
 import type { KubeContext } from "../context.ts";
 import type { PoolClaims } from "./pool-claims.ts";
+import { awaitHandedAnswer, handClaimToMaker } from "./hand-over.ts";
 import { CALL_DEADLINE_MS, deletePod, readPod } from "../cluster/pod-calls.ts";
 import { termAnnotations } from "../../replicas/fencing.ts";
 import { clampLimits } from "../specs/limits.ts";
-import { poolPodName } from "../specs/names.ts";
+import { LABEL, poolPodName } from "../specs/names.ts";
 import type { SessionFacts } from "../specs/pod-common.ts";
 import { claimScript, claimedPod, poolClaimUrl, poolPod, UNDELIVERABLE_CLAIM } from "../specs/pool-pod.ts";
 import { observeWarmPool, warmPoolStart } from "../../metrics/figures.ts";
 import { apiReason, isConflict } from "../status/api-error.ts";
 import { claimUnfetchedMessage } from "../status/pool-claim.ts";
-import { coldReason, isPoolPod, planPool, poolPodView } from "./plan.ts";
+import { coldReason, isPoolPod, makerStanding, planPool, poolPodView, type PoolPodView } from "./plan.ts";
 
 const MIN_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
+/** Among replicas, how often the duties holder looks for pods whose maker has left. */
+const MAKERS_LOOK_MS = 2_000;
 
 export interface ClaimRequest {
   spec: StartSpec;
@@ -64,6 +72,7 @@ export class WarmPool {
   #retryMs = MIN_RETRY_MS;
   #queued = false;
   #stopped = true;
+  #peers: PoolPeers | undefined;
 
   constructor(ctx: KubeContext, claims: PoolClaims, now: () => number = Date.now) {
     this.#ctx = ctx;
@@ -73,43 +82,87 @@ export class WarmPool {
   }
 
   /**
-   * Boot: the pool pods an earlier supervisor left are this pool's (those whose claim URL is
-   * not this listener's are replaced), and pods it claimed are told if their claim was lost.
+   * Boot (among replicas: each time the duties are gained): the pool pods an earlier supervisor
+   * left are this pool's (those whose claim URL is not this listener's are replaced; among
+   * replicas they are another maker's, and the plan decides), and pods it claimed are told if
+   * their claim was lost. A pod whose token this process holds already is left as it is.
    */
   adopt(poolPods: readonly V1Pod[], claimedFromPool: readonly V1Pod[]): void {
     for (const pod of poolPods) {
       const name = pod.metadata?.name ?? "";
       const url = poolClaimUrl(pod);
-      if (url !== undefined && this.#claims.adopt(name, url)) this.#follow(name);
+      if (this.#claims.known(name) || (url !== undefined && this.#claims.adopt(name, url)) || this.#peers) this.#follow(name);
       else void this.#remove(name);
     }
     for (const pod of claimedFromPool) {
       const name = pod.metadata?.name ?? "";
       const url = poolClaimUrl(pod);
       // A pod that collected its claim never polls again; one that did not gets this answer.
-      if (url === undefined || !this.#claims.adopt(name, url)) continue;
+      if (this.#claims.known(name) || url === undefined || !this.#claims.adopt(name, url)) continue;
       this.#claims.deliver(name, Buffer.from(UNDELIVERABLE_CLAIM));
       this.#forgetWhenGone(name);
     }
     if (poolPods.length > 0) this.#ctx.log.info("adopted warm pool pods", { count: poolPods.length });
   }
 
+  /** Several replicas: from now on pool pods carry their maker, and a claim of another's pod hands its answer over. */
+  shareAcrossReplicas(peers: PoolPeers): void {
+    this.#peers = peers;
+    this.#observe();
+  }
+
+  /** Refill and replacement begin (one replica: at boot; among replicas: on gaining the duties). */
   start(): void {
     this.#stopped = false;
-    observeWarmPool(() => {
-      const plan = this.#plan();
-      return { ready: plan.claimable.length, starting: plan.live - plan.claimable.length };
-    });
+    this.#observe();
     this.#reconcile();
   }
 
-  stop(): void {
+  /** Refill and replacement stop (the duties lost); claims, and answers waiting for their pods, go on. */
+  pause(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
     for (const unsubscribe of this.#subscriptions.values()) unsubscribe();
     this.#subscriptions.clear();
+  }
+
+  stop(): void {
+    this.pause();
     for (const timer of this.#fetchDeadlines.values()) clearTimeout(timer);
     this.#fetchDeadlines.clear();
+  }
+
+  /**
+   * The maker's side of a claim made by another replica: the answer goes to the pod's poll, and
+   * to any later poll until the claim's fetch deadline (the claimer holds the bundle and sees
+   * the fetch; here only the answer is kept). False when this replica holds no token for the pod.
+   */
+  receiveClaim(name: string, answer: string): boolean {
+    if (!this.#claims.known(name)) {
+      const pod = this.#ctx.watcher.get(name);
+      const url = pod && poolClaimUrl(pod);
+      if (url === undefined || !this.#claims.adopt(name, url)) return false;
+    }
+    this.#claimed.add(name);
+    this.#unfollow(name);
+    this.#claims.deliver(name, Buffer.from(answer), () => true);
+    const timer = setTimeout(() => {
+      this.#fetchDeadlines.delete(name);
+      this.#claims.forget(name);
+    }, this.#ctx.timings.claimFetchDeadlineMs);
+    timer.unref();
+    this.#fetchDeadlines.set(name, timer);
+    this.#forgetWhenGone(name);
+    this.#ctx.log.debug("a warm pool pod claimed by another replica got its answer", { pod: name });
+    this.#queue();
+    return true;
+  }
+
+  #observe(): void {
+    observeWarmPool(() => {
+      const plan = this.#plan();
+      return { ready: plan.claimable.length, starting: plan.live - plan.claimable.length };
+    });
   }
 
   /** The name of the pool pod that is now this session's, or undefined: the session starts cold (the debug log says why). */
@@ -119,37 +172,18 @@ export class WarmPool {
     if (reason !== undefined) return this.#cold(spec, reason);
     if (this.#plan().claimable.length === 0) return this.#cold(spec, "the warm pool has no ready pod");
     const bundleUrl = await request.stageBundle();
-    const limits = clampLimits(this.#ctx.config.runCeilings);
     const app = spec.apps[0]!;
+    const answer = claimScript({ bundleUrl, env: spec.env, entryRelativePath: app.entryRelativePath, inspect: spec.inspect });
     // Read again after the await: a concurrent claim may have taken pods meanwhile.
     for (const name of this.#plan().claimable) {
       if (!this.#ctx.watcher.get(name)) continue;
-      this.#claimed.add(name);
-      try {
-        // The watch cache keeps a trimmed pod (pod-trim.ts), and an update replaces the whole
-        // object, so the claim is built on the pod as the apiserver has it; the resourceVersion
-        // it carries still makes a second claim of the same pod a 409. Read by a list of one
-        // name: the manifests grant list on pods, not get.
-        const pod = await readPod(this.#ctx, name, "the warm pool claim's read");
-        if (!pod || !isPoolPod(pod)) {
-          this.#claimed.delete(name);
-          continue;
-        }
-        // Among replicas the claim stamps the claimer's term on the session's shard, as a create does.
-        const writer = this.#ctx.fence?.writerFor(spec.sessionId);
-        if (this.#ctx.fence && !writer) return this.#cold(spec, "this replica no longer holds the session's shard");
-        const annotations = { ...request.annotations, ...(writer && termAnnotations(writer)) };
-        const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
-        await withDeadline(this.#ctx.api.core.replaceNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");
-      } catch (error) {
-        this.#claimed.delete(name);
-        if (isConflict(error)) continue;
-        this.#ctx.log.warn("claiming a warm pool pod failed", { sessionId: spec.sessionId, pod: name, reason: apiReason(error) });
-        return this.#cold(spec, "the claim failed");
-      }
+      const taken = await this.#take(name, request);
+      if (taken === "next") continue;
+      if (typeof taken !== "string") return this.#cold(spec, taken.cold);
       // Staged still: not fetched (and the session not ended, which drops it).
       const unfetched = () => this.#ctx.bundles.has(spec.sessionId);
-      this.#claims.deliver(name, Buffer.from(claimScript({ bundleUrl, env: spec.env, entryRelativePath: app.entryRelativePath, inspect: spec.inspect })), unfetched);
+      if (taken === this.#peers?.identity || !this.#peers) this.#claims.deliver(name, Buffer.from(answer), unfetched);
+      else if (!(await handClaimToMaker(this.#ctx, this.#peers, { maker: taken, pod: name, answer, sessionId: spec.sessionId }))) return this.#cold(spec, "the pod's maker could not take the claim's answer");
       this.#awaitFetch(name, spec.sessionId, unfetched, request.onUnfetched);
       this.#unfollow(name);
       this.#forgetWhenGone(name);
@@ -159,6 +193,40 @@ export class WarmPool {
       return name;
     }
     return this.#cold(spec, "every ready pool pod was claimed meanwhile");
+  }
+
+  /**
+   * One claim attempt: the pod replaced as the session's, conditional on the version read.
+   * Answers the pod's maker (this replica's identity, "" for one replica), "next" when the pod
+   * went or changed first, or why the session starts cold.
+   */
+  async #take(name: string, request: ClaimRequest): Promise<string | "next" | { cold: string }> {
+    const { spec } = request;
+    this.#claimed.add(name);
+    try {
+      // The watch cache keeps a trimmed pod (pod-trim.ts), and an update replaces the whole
+      // object, so the claim is built on the pod as the apiserver has it; the resourceVersion
+      // it carries still makes a second claim of the same pod a 409. Read by a list of one
+      // name: the manifests grant list on pods, not get.
+      const pod = await readPod(this.#ctx, name, "the warm pool claim's read");
+      if (!pod || !isPoolPod(pod)) {
+        this.#claimed.delete(name);
+        return "next";
+      }
+      // Among replicas the claim stamps the claimer's term on the session's shard, as a create does.
+      const writer = this.#ctx.fence?.writerFor(spec.sessionId);
+      if (this.#ctx.fence && !writer) return { cold: "this replica no longer holds the session's shard" };
+      const annotations = { ...request.annotations, ...(writer && termAnnotations(writer)) };
+      const limits = clampLimits(this.#ctx.config.runCeilings);
+      const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
+      await withDeadline(this.#ctx.api.core.replaceNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");
+      return pod.metadata?.labels?.[LABEL.poolMaker] ?? "";
+    } catch (error) {
+      this.#claimed.delete(name);
+      if (isConflict(error)) return "next";
+      this.#ctx.log.warn("claiming a warm pool pod failed", { sessionId: spec.sessionId, pod: name, reason: apiReason(error) });
+      return { cold: "the claim failed" };
+    }
   }
 
   #cold(spec: StartSpec, reason: string): undefined {
@@ -173,11 +241,32 @@ export class WarmPool {
     // A claimed pod leaves the plan's sight once the watch shows it relabelled.
     const stillPool = new Set(pods.map((pod) => pod.metadata?.name ?? ""));
     for (const name of this.#claimed) if (!stillPool.has(name)) this.#claimed.delete(name);
-    const views = pods.map((pod) => poolPodView(pod, this.#claims.polled(pod.metadata?.name ?? "")));
+    const live = this.#peers?.live();
+    const views = pods.map((pod) => this.#view(pod, live));
     return planPool(
       views.filter((view) => !this.#deleting.has(view.name)),
       { size: this.#settings.size, maxIdleMs: this.#settings.maxIdleSeconds * 1000, now: this.#now(), creating: this.#creating.size, claimed: this.#claimed },
     );
+  }
+
+  /**
+   * One replica: polled is whether the pod's shell has polled this listener. Among replicas, a
+   * pod of this replica's making as well (its token registered again from its spec after a
+   * restart); another live maker's pod counts as waiting once it runs (its maker answers the
+   * polls and takes the claim's answer); a gone maker's pod is orphaned.
+   */
+  #view(pod: V1Pod, live: ReadonlySet<string> | undefined): PoolPodView {
+    const name = pod.metadata?.name ?? "";
+    if (!this.#peers || !live) return poolPodView(pod, this.#claims.polled(name));
+    const standing = makerStanding(pod, this.#peers.identity, live);
+    if (standing === "peer") return poolPodView(pod, true);
+    if (standing === "gone") return poolPodView(pod, false, true);
+    if (!this.#claims.known(name)) {
+      const url = poolClaimUrl(pod);
+      if (url === undefined || !this.#claims.adopt(name, url)) return poolPodView(pod, false, true);
+      awaitHandedAnswer(this.#ctx, this.#claims, name);
+    }
+    return poolPodView(pod, this.#claims.polled(name));
   }
 
   /** Reconciles once per event-loop turn however many changes arrive in it. */
@@ -194,12 +283,18 @@ export class WarmPool {
     if (this.#stopped) return;
     const plan = this.#plan();
     // A pod that went by other hands than the pool's needs following no more.
-    for (const name of this.#subscriptions.keys()) if (!this.#creating.has(name) && !this.#ctx.watcher.get(name)) this.#unfollow(name);
+    for (const name of this.#subscriptions.keys()) {
+      if (this.#creating.has(name) || this.#ctx.watcher.get(name)) continue;
+      this.#unfollow(name);
+      this.#claims.forget(name);
+    }
     for (const name of plan.remove) void this.#remove(name);
     const now = this.#now();
     if (plan.create > 0 && now >= this.#retryAt) for (let i = 0; i < plan.create; i++) void this.#create();
     // Wake at the next expiry, or at the retry after a failed create.
-    const wakeAt = Math.min(plan.nextExpiry ?? Infinity, plan.create > 0 && now < this.#retryAt ? this.#retryAt : Infinity);
+    // Among replicas, also at the next look for makers that have left.
+    const makersLook = this.#peers ? now + MAKERS_LOOK_MS : Infinity;
+    const wakeAt = Math.min(plan.nextExpiry ?? Infinity, plan.create > 0 && now < this.#retryAt ? this.#retryAt : Infinity, makersLook);
     clearTimeout(this.#timer);
     if (wakeAt !== Infinity) {
       this.#timer = setTimeout(() => this.#reconcile(), Math.max(0, wakeAt - now));
@@ -217,10 +312,12 @@ export class WarmPool {
       defaultImage: this.#ctx.config.defaultImage,
       claimUrl: this.#claims.register(name),
       maxIdleSeconds: this.#settings.maxIdleSeconds,
+      maker: this.#peers?.identity,
     });
     this.#follow(name);
     try {
       await withDeadline(this.#ctx.api.core.createNamespacedPod({ namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the pool pod create call");
+      if (this.#peers) awaitHandedAnswer(this.#ctx, this.#claims, name);
       this.#retryMs = MIN_RETRY_MS;
     } catch (error) {
       this.#creating.delete(name);

@@ -16,6 +16,12 @@ export const LABEL = {
   pool: "telo.run/pool",
   /** The runner identity (RUNNER_OWNER_ID) that created the object and alone adopts, pools or reaps it. */
   owner: "telo.run/owner",
+  /**
+   * Among replicas, the replica (RUNNER_REPLICA_ID) that made a pool pod: it alone holds the
+   * pod's claim token, so a claim made elsewhere hands the answer to it (docs/replicas.md
+   * "The warm pool beside several replicas"). Absent for one replica.
+   */
+  poolMaker: "telo.run/pool-maker",
   /** A session pod's workload-token Secret; the boot sweep selects on it. */
   token: "telo.run/token",
 } as const;
@@ -106,8 +112,8 @@ export function watchPodLabels(stamp: Stamp, sessionId: string): Record<string, 
   return { ...sessionLabels(stamp, sessionId), [LABEL.mode]: "watch" };
 }
 
-export function poolLabels(stamp: Stamp): Record<string, string> {
-  return { ...stampLabels(stamp), [LABEL.pool]: "true" };
+export function poolLabels(stamp: Stamp, maker?: string): Record<string, string> {
+  return { ...stampLabels(stamp), [LABEL.pool]: "true", ...(maker !== undefined && { [LABEL.poolMaker]: maker }) };
 }
 
 export function buildLabels(stamp: Stamp): Record<string, string> {

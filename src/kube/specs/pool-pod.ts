@@ -55,6 +55,8 @@ export interface PoolPodInput {
   claimUrl: string;
   /** RUNNER_WARM_POOL_MAX_IDLE_SECONDS. */
   maxIdleSeconds: number;
+  /** Among replicas, the identity of the replica making it (the one its claim URL reaches). */
+  maker?: string | undefined;
 }
 
 /**
@@ -91,7 +93,7 @@ export function poolPod(input: PoolPodInput): V1Pod {
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: input.name, namespace: settings.namespace, labels: poolLabels(settings) },
+    metadata: { name: input.name, namespace: settings.namespace, labels: poolLabels(settings, input.maker) },
     spec: {
       ...sessionPodBasics(settings, poolPodDeadlineSeconds(input.maxIdleSeconds, input.limits.ttlSeconds)),
       securityContext: HARDENED_POD_SECURITY,

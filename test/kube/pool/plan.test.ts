@@ -1,7 +1,9 @@
 /** The warm pool's decisions (src/kube/pool/plan.ts): which sessions it serves, what it does now. */
 import { loadKubeConfig } from "../../../src/config/kube.ts";
 import { describe, expect, it } from "vitest";
-import { coldReason, planPool, type PoolPodView } from "../../../src/kube/pool/plan.ts";
+import type { V1Pod } from "@kubernetes/client-node";
+import { coldReason, makerStanding, planPool, type PoolPodView } from "../../../src/kube/pool/plan.ts";
+import { LABEL } from "../../../src/kube/specs/names.ts";
 import type { StartSpec } from "../../../src/sessions/backend-seam.ts";
 
 function spec(overrides: Partial<StartSpec> = {}): StartSpec {
@@ -81,5 +83,33 @@ describe("planPool", () => {
 
   it("does nothing with the pool off and no pods", () => {
     expect(planPool([], { ...base, size: 0 })).toEqual({ remove: [], create: 0, claimable: [], live: 0, nextExpiry: undefined });
+  });
+});
+
+describe("planPool among replicas", () => {
+  const base = { size: 2, maxIdleMs: 60_000, now: 100_000, creating: 0, claimed: new Set<string>() };
+
+  it("replaces an orphaned pod (its maker gone): removed, never claimable, and counted missing", () => {
+    const plan = planPool([view("theirs", 80_000), view("orphan", 70_000, { orphaned: true })], base);
+    expect(plan).toEqual({ remove: ["orphan"], create: 1, claimable: ["theirs"], live: 1, nextExpiry: 140_000 });
+  });
+});
+
+describe("makerStanding", () => {
+  const pod = (maker?: string): V1Pod => ({ metadata: { name: "telo-pool-1", labels: { [LABEL.pool]: "true", ...(maker !== undefined && { [LABEL.poolMaker]: maker }) } } });
+  const live = new Set(["replica-a", "replica-b"]);
+
+  it("tells this replica's pods, a live peer's and a gone maker's apart", () => {
+    expect(makerStanding(pod("replica-a"), "replica-a", live)).toBe("mine");
+    expect(makerStanding(pod("replica-b"), "replica-a", live)).toBe("peer");
+    expect(makerStanding(pod("replica-c"), "replica-a", live)).toBe("gone");
+  });
+
+  it("counts a pod with no maker (made by a single runner before) as gone: no replica holds its token", () => {
+    expect(makerStanding(pod(), "replica-a", live)).toBe("gone");
+  });
+
+  it("counts this replica's own pod as its own even before its first member list", () => {
+    expect(makerStanding(pod("replica-a"), "replica-a", new Set())).toBe("mine");
   });
 });
