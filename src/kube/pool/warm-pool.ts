@@ -215,7 +215,10 @@ export class WarmPool {
       }
       // Among replicas the claim stamps the claimer's term on the session's shard, as a create does.
       const writer = this.#ctx.fence?.writerFor(spec.sessionId);
-      if (this.#ctx.fence && !writer) return { cold: "this replica no longer holds the session's shard" };
+      if (this.#ctx.fence && !writer) {
+        this.#claimed.delete(name);
+        return { cold: "this replica no longer holds the session's shard" };
+      }
       const annotations = { ...request.annotations, ...(writer && termAnnotations(writer)) };
       const limits = clampLimits(this.#ctx.config.runCeilings);
       const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
