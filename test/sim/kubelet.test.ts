@@ -139,7 +139,11 @@ describe("simulated kubelet", () => {
 
   it("fails a pod that outlives activeDeadlineSeconds", async () => {
     const ns = await freshNamespace(c);
-    await c.core.createNamespacedPod({ namespace: ns, body: pod("dl", { spec: { activeDeadlineSeconds: 1 }, container: { stdin: true, tty: true } }) });
+    // The deadline is set once the container runs: on a loaded machine a 1 s deadline set at
+    // creation can pass before the container has started, and then no SIGTERM ends it.
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("dl", { container: { stdin: true, tty: true } }) });
+    await until(ns, "dl", "running", (x) => x.status?.phase === "Running");
+    await c.core.patchNamespacedPod({ name: "dl", namespace: ns, body: [{ op: "add", path: "/spec/activeDeadlineSeconds", value: 1 }] });
     const p = await until(ns, "dl", "deadline", (x) => x.status?.phase === "Failed");
     expect(p.status?.reason).toBe("DeadlineExceeded");
     expect(p.status?.message).toBe("Pod was active on the node longer than the specified deadline");
