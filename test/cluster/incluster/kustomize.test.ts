@@ -68,7 +68,7 @@ describe("the runner installed with kubectl apply -k", () => {
   }, 300_000);
 
   it("recovers from its supervisor container killed: NotReady through /v1/ready, restarted, the session re-adopted, Ready", async () => {
-    const seconds = await supervisorKilled(client, pod);
+    const seconds = await supervisorKilled(client, baseUrl, pod);
     console.log(`[in-cluster] supervisor container SIGKILLed: Ready again after ${seconds.toFixed(1)} s`);
   }, 240_000);
 });

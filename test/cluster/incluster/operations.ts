@@ -117,7 +117,7 @@ const isReady = (status: PodStatusJson["status"]) => status.conditions?.some((c)
  * restarts the container, the new supervisor adopts the session, and the pod turns Ready.
  * Returns the seconds from the kill to Ready again.
  */
-export async function supervisorKilled(client: RunnerClient, pod: RunnerPod): Promise<number> {
+export async function supervisorKilled(client: RunnerClient, baseUrl: string, pod: RunnerPod): Promise<number> {
   const { sessionId, lastSeq } = await liveSession(client, "before the kill");
   const before = await podStatus(pod.name);
   const supervisor = before.containerStatuses?.find((c) => c.name === "supervisor");
@@ -136,6 +136,9 @@ export async function supervisorKilled(client: RunnerClient, pod: RunnerPod): Pr
     return isReady(status) && restarted && restarted.restartCount === (supervisor?.restartCount ?? 0) + 1 ? status : undefined;
   }, 120_000);
   const seconds = (Date.now() - killed) / 1000;
+  // The one pod's endpoint comes back in the Service a moment after the pod is Ready (the
+  // EndpointSlice, then the node's proxy): until then a new connection is refused.
+  await waitFor("the Service to reach the pod again", () => readyOnNewConnection(baseUrl), 60_000);
   // The api container went on: only the supervisor restarted.
   expect(after.containerStatuses?.find((c) => c.name === "api")?.restartCount).toBe(before.containerStatuses?.find((c) => c.name === "api")?.restartCount);
   await resumes(client, sessionId, lastSeq);
