@@ -8,6 +8,7 @@
  */
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import type { Terminal } from "../src/client/index.ts";
+import { assignment } from "../src/replicas/rendezvous.ts";
 import { freePort } from "../test/support/ports.ts";
 import { sessionBody } from "../test/support/session-body.ts";
 import { waitFor } from "../test/support/wait.ts";
@@ -23,6 +24,8 @@ export const HANDOVER_QUICK: HandoverOptions = { sessions: 4 };
 const SECTION = "9 replica handover";
 const RECONNECT_EVERY_MS = 100;
 const SERVED_AGAIN_MS = 60_000;
+/** RUNNER_SHARDS' default, which the replicas here run with. */
+const SHARD_COUNT = 32;
 
 /** What one client saw of its session's terminal, across its connections. */
 type Client = { sessionId: string; lastSeq: number; text: string; gaps: number; closedAt: number; servedAt: number };
@@ -42,7 +45,7 @@ async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGT
   try {
     const owner = await replica(mode, "bench-b", a);
     started.push(owner, await replica(mode, "bench-c", a));
-    await allShardsHeld(a, 3);
+    await shardsSettled(a, ["bench-a", "bench-b", "bench-c"]);
     const clients: Client[] = [];
     for (let i = 0; i < options.sessions; i++) {
       const { sessionId } = await startSession(owner.client, sessionBody({ simulate: { "tick-ms": 100 } }));
@@ -75,12 +78,18 @@ async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGT
   }
 }
 
-async function allShardsHeld(runner: BenchRunner, replicas: number): Promise<void> {
+/**
+ * Every shard held by the replica rendezvous hashing gives it among `identities`: the shards stop
+ * moving once the last replica has joined, so a session created from here on stays where it is
+ * until the signal (before that, a create can land in a shard about to move, and answer 503).
+ */
+async function shardsSettled(runner: BenchRunner, identities: string[]): Promise<void> {
   const leases = runner.kubeConfig.makeApiClient(CoordinationV1Api);
-  await waitFor("every shard held by every replica", async () => {
+  const wanted = assignment(SHARD_COUNT, identities);
+  await waitFor("every shard held by its rendezvous replica", async () => {
     const list = await leases.listNamespacedLease({ namespace: SESSION_NAMESPACE, labelSelector: "telo.run/lease-role=shard" });
-    const holders = list.items.map((lease) => lease.spec?.holderIdentity);
-    return (holders.length > 0 && holders.every(Boolean) && new Set(holders).size === replicas) || undefined;
+    const holders = new Map(list.items.map((lease) => [Number(/-shard-(\d+)$/.exec(lease.metadata?.name ?? "")?.[1]), lease.spec?.holderIdentity]));
+    return wanted.every((identity, shard) => holders.get(shard) === identity) || undefined;
   }, SERVED_AGAIN_MS);
 }
 
