@@ -177,8 +177,14 @@ async function startProcesses(input: {
       await rm(dir, { recursive: true, force: true });
     },
   };
-  await runner.startSupervisor();
-  await runner.startApi();
+  try {
+    await runner.startSupervisor();
+    await runner.startApi();
+  } catch (error) {
+    // A start that failed halfway leaves nothing running for the next test.
+    await runner.close().catch(() => undefined);
+    throw error;
+  }
   return runner;
 }
 

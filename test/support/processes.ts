@@ -16,6 +16,15 @@ import { waitFor } from "./wait.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+/**
+ * The processes this test process started that still run. A start a hook's timeout abandoned
+ * never reaches the test's close: whatever is left goes with the test process, not after it.
+ */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 /** Starts a TypeScript entry of the project as its own Node process (tsx), its stderr captured. */
 export function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
@@ -23,6 +32,8 @@ export function spawnTs(entry: string, env: Record<string, string>): ChildProces
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
