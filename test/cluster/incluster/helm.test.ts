@@ -14,7 +14,7 @@ import { waitFor } from "../../support/wait.ts";
 import { appSession, callsFromPod, consoleLists, metricsServed, poolClaim, runSessionWithTerminal, SELF_URL, SERVICE_ACCOUNT_USER, watchSession } from "./checks.ts";
 import { diagnoseFailures } from "./diagnostics.ts";
 import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
-import { helmInstall, importRunnerImage, readyRunner, RUNNER_REPOSITORY, runnerPods, serviceUrl, tagImage, uninstall, type RunnerPod } from "./install.ts";
+import { helmInstall, importRunnerImage, readyRunner, RUNNER_REPOSITORY, runnerPods, servedThroughService, serviceUrl, tagImage, uninstall, type RunnerPod } from "./install.ts";
 import { acrossReplacement, manyLiveSessions } from "./operations.ts";
 
 describe("the runner installed with helm install", () => {
@@ -87,6 +87,7 @@ describe("the runner installed with helm install", () => {
       const [current] = await runnerPods();
       return current && current.name !== pod.name ? readyRunner(`${RUNNER_REPOSITORY}:helm-2`) : undefined;
     }, 240_000);
+    await servedThroughService(baseUrl);
     const memory = await manyLiveSessions(client, pod, 50);
     console.log(`[in-cluster] 50 live sessions, peak memory per container: ${JSON.stringify(memory)}`);
     expect(Object.keys(memory).sort()).toEqual(["api", "supervisor"]);

@@ -7,6 +7,7 @@
  * runner through its Service's ClusterIP, which the node routes through kube-proxy.
  */
 import { execFile } from "node:child_process";
+import { get as httpGet } from "node:http";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
@@ -148,14 +149,37 @@ export async function readyRunners(ref: string, count: number): Promise<RunnerPo
   }, 240_000);
 }
 
-/** The Service's ClusterIP URL for a port name (`http` the /v1 API, `bundles` the bundle listener). */
+/** GET /v1/ready through `baseUrl` on a connection of its own; true for a 200 within a second. */
+export function readyOnNewConnection(baseUrl: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = httpGet(`${baseUrl}/v1/ready`, { agent: false, timeout: 1_000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on("timeout", () => request.destroy());
+    request.on("error", () => resolve(false));
+  });
+}
+
+/**
+ * Waits until the Service answers /v1/ready on a new connection. A pod's endpoint joins the
+ * Service a moment after the pod turns Ready (the EndpointSlice, then the node's proxy); until
+ * then a new connection is refused, so every wait for a new or restarted pod ends with this.
+ */
+export async function servedThroughService(baseUrl: string): Promise<void> {
+  await waitFor("the Service to reach a Ready runner pod", () => readyOnNewConnection(baseUrl), 60_000);
+}
+
+/** The Service's ClusterIP URL for a port name (`http` the /v1 API, `bundles` the bundle listener), once it serves. */
 export async function serviceUrl(port: "http" | "bundles"): Promise<string> {
   const service = JSON.parse(await kubectl(["-n", RUNNER_NAMESPACE, "get", "service", "telo-k8s-runner", "-o", "json"])) as {
     spec: { clusterIP: string; ports: Array<{ name: string; port: number }> };
   };
   // RUNNER_SELF_URL names the Service: the session pods need the cluster DNS to know it.
   await dnsKnows("telo-k8s-runner.telo-runner.svc.cluster.local", service.spec.clusterIP);
-  return `http://${service.spec.clusterIP}:${service.spec.ports.find((p) => p.name === port)!.port}`;
+  const urlOf = (name: string) => `http://${service.spec.clusterIP}:${service.spec.ports.find((p) => p.name === name)!.port}`;
+  await servedThroughService(urlOf("http"));
+  return urlOf(port);
 }
 
 /** Everything the install made, namespaces included, gone; the next install starts clean. */

@@ -5,7 +5,6 @@
  * test and quoted in docs/deployment.md.
  */
 import { execFile } from "node:child_process";
-import { get as httpGet } from "node:http";
 import { promisify } from "node:util";
 import { expect, inject } from "vitest";
 import { type RunnerClient, type StreamItem } from "../../../src/client/index.ts";
@@ -15,24 +14,12 @@ import { retryingOn503 } from "../../support/retry.ts";
 import { waitFor } from "../../support/wait.ts";
 import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
 import { kubectl } from "../pods.ts";
-import { readyRunner, runnerPods, type RunnerPod } from "./install.ts";
+import { readyOnNewConnection, readyRunner, runnerPods, servedThroughService, type RunnerPod } from "./install.ts";
 
 const run = promisify(execFile);
 
 type Frames = Awaited<ReturnType<typeof framesUntilText>>;
 const seqs = (list: Frames) => list.flatMap((frame) => (frame.kind === "bytes" ? [frame.seq] : []));
-
-/** GET /v1/ready through `baseUrl` on a connection of its own; true for a 200 within a second. */
-function readyOnNewConnection(baseUrl: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const request = httpGet(`${baseUrl}/v1/ready`, { agent: false, timeout: 1_000 }, (response) => {
-      response.resume();
-      resolve(response.statusCode === 200);
-    });
-    request.on("timeout", () => request.destroy());
-    request.on("error", () => resolve(false));
-  });
-}
 
 /** A running session whose terminal echoed once; the last seq seen. */
 async function liveSession(client: RunnerClient, text: string): Promise<{ sessionId: string; lastSeq: number }> {
@@ -136,9 +123,7 @@ export async function supervisorKilled(client: RunnerClient, baseUrl: string, po
     return isReady(status) && restarted && restarted.restartCount === (supervisor?.restartCount ?? 0) + 1 ? status : undefined;
   }, 120_000);
   const seconds = (Date.now() - killed) / 1000;
-  // The one pod's endpoint comes back in the Service a moment after the pod is Ready (the
-  // EndpointSlice, then the node's proxy): until then a new connection is refused.
-  await waitFor("the Service to reach the pod again", () => readyOnNewConnection(baseUrl), 60_000);
+  await servedThroughService(baseUrl);
   // The api container went on: only the supervisor restarted.
   expect(after.containerStatuses?.find((c) => c.name === "api")?.restartCount).toBe(before.containerStatuses?.find((c) => c.name === "api")?.restartCount);
   await resumes(client, sessionId, lastSeq);
