@@ -40,6 +40,7 @@ const AnnotationSchemas = {
   workspace: bool,
   "report-resize": bool,
   "tick-ms": int(1, 86_400_000),
+  "attach-delay-ms": int(0, 60_000),
   "report-start": bool,
   "termination-message": v.string(),
   "kernel-ports": portList,

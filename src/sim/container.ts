@@ -171,9 +171,19 @@ export class ContainerProcess extends EventEmitter<{ exit: [ExitStatus] }> {
     for (const s of this.sinks) s[stream](data);
   }
 
+  /**
+   * An attach session's output. A real node's runtime starts delivering to an attach a moment
+   * after it is open; `attach-delay-ms` stretches that moment (what is printed in it reaches the
+   * log only).
+   */
   attach(sink: OutputSink): () => void {
-    this.sinks.add(sink);
-    return () => this.sinks.delete(sink);
+    const delayMs = this.behaviour["attach-delay-ms"] ?? 0;
+    if (delayMs === 0) this.sinks.add(sink);
+    const timer = delayMs === 0 ? undefined : setTimeout(() => (this.running ? this.sinks.add(sink) : sink.end()), delayMs);
+    return () => {
+      clearTimeout(timer);
+      this.sinks.delete(sink);
+    };
   }
 
   writeStdin(data: Buffer): void {

@@ -86,7 +86,9 @@ describe(`output across a handover, three replicas on one ${ON_REAL_CLUSTER ? "r
 
     expect(gapsIn(after)).toBe(0);
     const ticks = ticksOf(textOf([...before, ...after]));
-    expect(ticks).toEqual(Array.from({ length: ticks.length }, (_, index) => index + 1));
+    // On a failure, what the client was shown, and where the handover fell.
+    const shown = `shown before: ${JSON.stringify(textOf(before))}, after: ${JSON.stringify(textOf(after))}`;
+    expect(ticks, shown).toEqual(Array.from({ length: ticks.length }, (_, index) => index + 1));
     const seqs = [...seqsOf(before), ...seqsOf(after)];
     expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
     expect(new Set(seqs).size).toBe(seqs.length);

@@ -40,6 +40,17 @@ describe("the session engine on the simulated cluster", () => {
     await stop(sessionId);
   });
 
+  it("shows every line once and in order when the runtime delivers to the attach only a moment after it opens", async () => {
+    // Lines printed in that moment are in the log only, and the log may be read before them.
+    const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "tick-ms": 20, "attach-delay-ms": 250 } }));
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
+    const terminal = runner.client.terminal(sessionId);
+    const ticks = [...textOf(await framesUntilText(terminal, "tick 40\r\n")).matchAll(/tick (\d+)\r\n/g)].map((match) => Number(match[1]));
+    expect(ticks.slice(0, 40)).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
+    terminal.close();
+    await stop(sessionId);
+  });
+
   it("gives the terminal a size on attach, before the client sends one", async () => {
     const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "report-resize": true } }));
     await eventsUntil(runner.client, sessionId, isStatus("running"));

@@ -14,7 +14,7 @@ import { apiReason } from "../status/api-error.ts";
 import { attachRetryPause } from "../retry/attach-retry.ts";
 import { type LogLine, type LogPosition, asShownByTerminal, bytesAfter, parseStampedLog, positionAfter, secondsSince } from "./log-position.ts";
 import { OutputJoiner } from "./output-joiner.ts";
-import { LiveAfterLog } from "./overlap.ts";
+import { LiveAfterLog, liveStart } from "./overlap.ts";
 
 /** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
 const MAX_EARLY_STDIN_BYTES = 64 * 1024;
@@ -29,6 +29,16 @@ const TAIL_BYTES = 8 * 1024;
 const POSITION_READ_BYTES = 4 * 1024 * 1024;
 /** How long live output that repeats the log's lines is withheld at most, waiting for the attach to catch up. */
 const JOIN_WAIT_MS = 1_000;
+/** How long the first attach waits for live output to place in the log before reading the log without any. */
+const QUIET_MS = 300;
+/**
+ * Log reads for the first attach's live output to be found in (the runtime writes the log a
+ * moment behind), the pause between, and the time after which no read is made again (a slow
+ * apiserver must not hold the terminal's keystrokes for several read deadlines).
+ */
+const LOG_READS = 4;
+const LOG_REREAD_MS = 100;
+const LOG_REREAD_WITHIN_MS = 1_000;
 /** Clocks of the runner and the node may differ by this much. */
 const CLOCK_MARGIN_SECONDS = 5;
 
@@ -194,8 +204,8 @@ export class ContainerTerminal {
   /** `attempt` counts the tries of this attach since the last stream that opened. */
   async #attach(first: boolean, attempt = 1): Promise<void> {
     if (this.#closed) return;
-    // Until the log is read, live output waits, so the two can be joined without a repeat.
-    let held: Buffer[] | undefined = first && this.#target.tty ? [] : undefined;
+    // Until the log is joined, live output waits, so the two are shown without a loss or a repeat.
+    const holding = first && this.#target.tty && this.#target.start?.from !== "now" ? new HeldOutput() : undefined;
     // After a log join, until the attach has caught up with the log (overlap.ts).
     let joining: LiveAfterLog | undefined;
     const live = new OutputJoiner((bytes, stream) => {
@@ -210,22 +220,20 @@ export class ContainerTerminal {
         pod: this.#target.podName,
         container: this.#target.container,
         tty: this.#target.tty,
-        onOutput: (bytes, stream) => (held ? held.push(bytes) : live.add(bytes, stream)),
+        onOutput: (bytes, stream) => (holding?.held ? holding.add(bytes) : live.add(bytes, stream)),
       });
     } catch (error) {
       if (!this.#closed) this.#refused(error, first, attempt);
       return;
     }
     if (this.#closed) return attachment.close();
-    // Keystrokes wait (as early stdin) until the log is joined: their echo must not reach the
-    // log read before the attach delivers it, or it would be shown by both (the log can be
+    if (!holding) return this.#use(attachment);
+    // The join goes on while the session's start does (its debug stream must not wait for a
+    // quiet app). Keystrokes wait (as early stdin) until it is done: their echo must not reach
+    // the log read before the attach delivers it, or it would be shown by both (the log can be
     // ahead of an attach whose reader is slow, as under CPU pressure).
-    if (held) {
-      const log = await this.#showLog();
-      const join = new LiveAfterLog(log);
-      this.#emit(join.add(Buffer.concat(held)));
-      held = undefined;
-      if (!join.done) {
+    void this.#joinLog(holding).then((join) => {
+      if (join) {
         joining = join;
         setTimeout(() => {
           if (joining !== join) return;
@@ -233,13 +241,58 @@ export class ContainerTerminal {
           this.#emit(join.giveUp());
         }, JOIN_WAIT_MS).unref();
       }
-      if (this.#closed) return attachment.close();
-    }
+      this.#use(attachment);
+    });
+  }
+
+  /** The attach takes the terminal's size and the keystrokes typed so far. */
+  #use(attachment: Attachment): void {
+    if (this.#closed) return attachment.close();
     this.#attachment = attachment;
     attachment.resize(this.#size.cols, this.#size.rows);
     for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
     this.#earlyStdinBytes = 0;
     void attachment.closed.then(() => this.#onClosed(attachment));
+  }
+
+  /**
+   * The first attach's join (overlap.ts): shows the log and what the attach held, and returns
+   * the join later live output must still pass through, if any. The runtime delivers to an
+   * attach a moment after it opens, so what was printed in between is only in the log: the log
+   * is read once the attach has delivered something (or after a quiet moment), and shown up to
+   * where the delivered bytes begin in it; a read that does not hold them yet is made again.
+   */
+  async #joinLog(holding: HeldOutput): Promise<LiveAfterLog | undefined> {
+    if (this.#shownLog) return this.#showHeldAfter(await this.#shownLog, holding.release());
+    let settle!: (log: Buffer) => void;
+    this.#shownLog = new Promise((resolve) => (settle = resolve));
+    await holding.firstOrQuiet(QUIET_MS);
+    const firstRead = Date.now();
+    for (let read = 1; ; read += 1) {
+      const log = await this.#readLog();
+      const delivered = holding.peek();
+      const at = delivered.byteLength === 0 ? undefined : liveStart(log, delivered);
+      const lastRead = read === LOG_READS || Date.now() - firstRead > LOG_REREAD_WITHIN_MS;
+      if (at !== undefined || delivered.byteLength === 0 || lastRead) {
+        const held = holding.release();
+        settle(log);
+        if (at === undefined) {
+          this.#emit(log);
+          return this.#showHeldAfter(log, held);
+        }
+        this.#emit(log.subarray(0, at));
+        this.#emit(held);
+        return undefined;
+      }
+      await new Promise((resolve) => setTimeout(resolve, LOG_REREAD_MS));
+    }
+  }
+
+  /** Held output after a log already shown: past the log's end, the rest of the join returned. */
+  #showHeldAfter(log: Buffer, held: Buffer): LiveAfterLog | undefined {
+    const join = new LiveAfterLog(log);
+    this.#emit(join.add(held));
+    return join.done ? undefined : join;
   }
 
   /**
@@ -265,5 +318,42 @@ export class ContainerTerminal {
     setTimeout(() => {
       if (!this.#closed && this.#containerRunning()) void this.#attach(false);
     }, this.#ctx.timings.reattachDelayMs).unref();
+  }
+}
+
+/** The first attach's output while its log is joined: held, and waited for. */
+class HeldOutput {
+  #chunks: Buffer[] = [];
+  #arrived: (() => void) | undefined;
+  held = true;
+
+  add(bytes: Buffer): void {
+    this.#chunks.push(bytes);
+    this.#arrived?.();
+  }
+
+  /** Resolves once something is held, or after `quietMs`. */
+  firstOrQuiet(quietMs: number): Promise<void> {
+    if (this.#chunks.length > 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, quietMs);
+      this.#arrived = () => {
+        clearTimeout(timer);
+        this.#arrived = undefined;
+        resolve();
+      };
+    });
+  }
+
+  peek(): Buffer {
+    return Buffer.concat(this.#chunks);
+  }
+
+  /** What is held; from now on output goes on live. */
+  release(): Buffer {
+    this.held = false;
+    const bytes = this.peek();
+    this.#chunks = [];
+    return bytes;
   }
 }

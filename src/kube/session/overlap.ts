@@ -1,11 +1,36 @@
 /**
  * Joining what a container printed before its terminal was attached (read from the pod log)
- * with what the attach delivered meanwhile: the log was read after the attach
- * opened, so its end may repeat the attach's first bytes. Nothing is lost, nothing shown twice.
+ * with what the attach delivered: nothing lost, nothing shown twice. The runtime starts
+ * delivering to an attach a moment after the attach is open, so the attach's first bytes may
+ * come after lines it never delivered, and the log, read later, may hold them as well as some
+ * of the attach's first bytes, or (written a moment behind) not yet all of either. Pure.
  */
 
 /** Longest overlap looked for: the log read is bounded, and the race it covers is short. */
 const MAX_OVERLAP_BYTES = 64 * 1024;
+/** The attach's first bytes looked for in the log: enough to tell one place from another. */
+const MATCH_BYTES = 4 * 1024;
+
+/**
+ * Where in `log` the attach's output `live` begins: the offset from which the log holds live's
+ * first bytes, up to its own end or up to MATCH_BYTES of them. Undefined when live's first byte
+ * is nowhere such (a log read before the runtime wrote those bytes to it). Where several places
+ * qualify (repetitive output), the one matching most bytes wins, the latest of equals: a line
+ * shown twice is the lesser harm than a line lost, and the place a partial match at the log's
+ * end stands for is the latest.
+ */
+export function liveStart(log: Uint8Array, live: Uint8Array): number | undefined {
+  if (live.byteLength === 0) return undefined;
+  const text = Buffer.from(log.buffer, log.byteOffset, log.byteLength);
+  const probe = Buffer.from(live.buffer, live.byteOffset, Math.min(live.byteLength, MATCH_BYTES));
+  let best: { at: number; length: number } | undefined;
+  const from = Math.max(0, text.byteLength - MAX_OVERLAP_BYTES - probe.byteLength);
+  for (let at = text.indexOf(probe[0]!, from); at !== -1; at = text.indexOf(probe[0]!, at + 1)) {
+    const length = Math.min(text.byteLength - at, probe.byteLength);
+    if (text.compare(probe, 0, length, at, at + length) === 0 && (!best || length >= best.length)) best = { at, length };
+  }
+  return best?.at;
+}
 
 /** How many leading bytes of `live` the end of `log` already holds. */
 export function overlapLength(log: Uint8Array, live: Uint8Array): number {
@@ -17,7 +42,8 @@ export function overlapLength(log: Uint8Array, live: Uint8Array): number {
 }
 
 /**
- * The live bytes after a log shown first, when the attach may lag the log: under CPU pressure
+ * The live bytes after a log shown first, for output the attach delivers after the log was
+ * read (the first attach read the log with none delivered yet), when the attach may lag the log: under CPU pressure
  * the log read can come back holding output the attach has not delivered yet, so the attach's
  * first bytes may lie wholly inside the log, not only overlap its end. While what the attach
  * delivered so far occurs in the log short of its end, it is withheld (it was shown); once it

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LiveAfterLog, overlapLength } from "../../../src/kube/session/overlap.ts";
+import { LiveAfterLog, liveStart, overlapLength } from "../../../src/kube/session/overlap.ts";
 
 const b = (text: string) => Buffer.from(text);
 
@@ -16,9 +16,38 @@ describe("overlapLength", () => {
   });
 });
 
-describe("LiveAfterLog", () => {
-  const ticks = (from: number, to: number) => b(Array.from({ length: to - from + 1 }, (_, i) => `tick ${from + i}\r\n`).join(""));
+const ticks = (from: number, to: number) => b(Array.from({ length: to - from + 1 }, (_, i) => `tick ${from + i}\r\n`).join(""));
 
+describe("liveStart", () => {
+  it("places the attach's first bytes in a log that holds lines the attach never delivered", () => {
+    expect(liveStart(ticks(1, 2), ticks(2, 2))).toBe(ticks(1, 1).byteLength);
+    // The log ahead of the attach: it begins well before the log's end.
+    expect(liveStart(ticks(1, 9), ticks(3, 4))).toBe(ticks(1, 2).byteLength);
+    // The log ends inside the attach's bytes.
+    expect(liveStart(ticks(1, 5), ticks(4, 8))).toBe(ticks(1, 3).byteLength);
+    expect(liveStart(b("tick 1\r\ntick 2\r"), ticks(2, 3))).toBe(ticks(1, 1).byteLength);
+  });
+
+  it("is undefined for a log that does not hold them yet, or for nothing delivered", () => {
+    expect(liveStart(ticks(1, 1), ticks(3, 3))).toBeUndefined();
+    expect(liveStart(b(""), ticks(1, 1))).toBeUndefined();
+    expect(liveStart(ticks(1, 3), b(""))).toBeUndefined();
+  });
+
+  it("prefers the place matching most bytes, then the latest: repeating a line rather than losing one", () => {
+    // "$ " alone matches twice: the later place, so "$ B" is shown from the log rather than lost.
+    expect(liveStart(b("A$ B$ "), b("$ "))).toBe(4);
+    // More bytes tell the first place apart.
+    expect(liveStart(b("A$ B$ "), b("$ B$ C"))).toBe(1);
+  });
+
+  it("in output that is all one byte, takes the latest place that matches its whole probe (4 KiB)", () => {
+    const log = Buffer.alloc(4 * 1024 * 1024, "a");
+    expect(liveStart(log, Buffer.alloc(8 * 1024, "a"))).toBe(log.byteLength - 4 * 1024);
+  });
+});
+
+describe("LiveAfterLog", () => {
   it("lets through only what lies past the log's end when the attach overlaps it", () => {
     const join = new LiveAfterLog(ticks(1, 5));
     expect(join.add(ticks(4, 7)).toString()).toBe(ticks(6, 7).toString());
