@@ -4,48 +4,46 @@
  * printing a counter are owned by one replica, each with its terminal open through another; the
  * owner gets SIGTERM (a handover) or SIGKILL (a takeover). Per session: the time from the signal
  * until a reconnecting client (every 100 ms, with its seq) is served again, the client's own time
- * from its socket's close to that, and whether any line reached it twice (must be none).
+ * from its socket's close to that, and whether any line reached it twice (must be none). Then a
+ * rolling update of all three under many live terminals (bench/rolling.ts).
  */
-import { CoordinationV1Api } from "@kubernetes/client-node";
 import type { Terminal } from "../src/client/index.ts";
-import { assignment } from "../src/replicas/rendezvous.ts";
-import { freePort } from "../test/support/ports.ts";
 import { sessionBody } from "../test/support/session-body.ts";
 import { waitFor } from "../test/support/wait.ts";
+import { runRollingUpdate } from "./rolling.ts";
+import { duplicates, lastTick, shardsSettled, startReplica, ticksOf } from "./support/replicas.ts";
 import type { Row } from "./support/report.ts";
-import { type BenchRunner, type EntryMode, SESSION_NAMESPACE, startBenchRunner } from "./support/runner.ts";
+import type { BenchRunner, EntryMode } from "./support/runner.ts";
 import { startSession } from "./support/sessions.ts";
 import { summarize } from "./support/stats.ts";
 
-export type HandoverOptions = { sessions: number };
-export const HANDOVER_FULL: HandoverOptions = { sessions: 20 };
-export const HANDOVER_QUICK: HandoverOptions = { sessions: 4 };
+/** `sessions` for the handover and the takeover; `rollingSessions` for the rolling update (bench/rolling.ts). */
+export type HandoverOptions = { sessions: number; rollingSessions: number };
+export const HANDOVER_FULL: HandoverOptions = { sessions: 20, rollingSessions: 200 };
+export const HANDOVER_QUICK: HandoverOptions = { sessions: 4, rollingSessions: 12 };
 
 const SECTION = "9 replica handover";
 const RECONNECT_EVERY_MS = 100;
 const SERVED_AGAIN_MS = 60_000;
-/** RUNNER_SHARDS' default, which the replicas here run with. */
-const SHARD_COUNT = 32;
 
 /** What one client saw of its session's terminal, across its connections. */
 type Client = { sessionId: string; lastSeq: number; text: string; gaps: number; closedAt: number; servedAt: number };
 
 export async function runHandoverBench(mode: EntryMode, options: HandoverOptions): Promise<Row[]> {
-  return [...(await scenario(mode, options, "SIGTERM")), ...(await scenario(mode, options, "SIGKILL"))];
-}
-
-async function replica(mode: EntryMode, identity: string, beside?: BenchRunner): Promise<BenchRunner> {
-  const env = { RUNNER_REPLICA_ID: identity, RUNNER_PEER_LISTEN: `127.0.0.1:${await freePort()}` };
-  return startBenchRunner({ mode, env, ...(beside && { beside }) });
+  return [
+    ...(await scenario(mode, options, "SIGTERM")),
+    ...(await scenario(mode, options, "SIGKILL")),
+    ...(await runRollingUpdate(mode, { sessions: options.rollingSessions })),
+  ];
 }
 
 async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGTERM" | "SIGKILL"): Promise<Row[]> {
-  const a = await replica(mode, "bench-a");
+  const a = await startReplica(mode, "bench-a");
   const started: BenchRunner[] = [a];
   try {
-    const owner = await replica(mode, "bench-b", a);
-    started.push(owner, await replica(mode, "bench-c", a));
-    await shardsSettled(a, ["bench-a", "bench-b", "bench-c"]);
+    const owner = await startReplica(mode, "bench-b", a);
+    started.push(owner, await startReplica(mode, "bench-c", a));
+    await shardsSettled(a, ["bench-a", "bench-b", "bench-c"], SERVED_AGAIN_MS);
     const clients: Client[] = [];
     for (let i = 0; i < options.sessions; i++) {
       const { sessionId } = await startSession(owner.client, sessionBody({ simulate: { "tick-ms": 100 } }));
@@ -76,21 +74,6 @@ async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGT
   } finally {
     for (const runner of started.reverse()) await runner.close();
   }
-}
-
-/**
- * Every shard held by the replica rendezvous hashing gives it among `identities`: the shards stop
- * moving once the last replica has joined, so a session created from here on stays where it is
- * until the signal (before that, a create can land in a shard about to move, and answer 503).
- */
-async function shardsSettled(runner: BenchRunner, identities: string[]): Promise<void> {
-  const leases = runner.kubeConfig.makeApiClient(CoordinationV1Api);
-  const wanted = assignment(SHARD_COUNT, identities);
-  await waitFor("every shard held by its rendezvous replica", async () => {
-    const list = await leases.listNamespacedLease({ namespace: SESSION_NAMESPACE, labelSelector: "telo.run/lease-role=shard" });
-    const holders = new Map(list.items.map((lease) => [Number(/-shard-(\d+)$/.exec(lease.metadata?.name ?? "")?.[1]), lease.spec?.holderIdentity]));
-    return wanted.every((identity, shard) => holders.get(shard) === identity) || undefined;
-  }, SERVED_AGAIN_MS);
 }
 
 /** Opens the client's terminal through `via` and reads it in the background until it closes. */
@@ -136,7 +119,3 @@ async function readPast(via: BenchRunner, client: Client, tick: number): Promise
   terminal.close();
   await closed;
 }
-
-const ticksOf = (text: string) => [...text.matchAll(/tick (\d+)\r?\n/g)].map((match) => Number(match[1]));
-const lastTick = (text: string) => ticksOf(text).at(-1) ?? 0;
-const duplicates = (ticks: number[]) => ticks.length - new Set(ticks).size;

@@ -36,6 +36,8 @@ export type BenchRunner = {
   internalSocket: string;
   /** Signals the supervisor and waits for its exit (a replica leaving or killed). */
   stopSupervisor(signal: NodeJS.Signals): Promise<void>;
+  /** SIGTERM to the api, and waits for its exit (a replica's other container leaving). */
+  stopApi(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -144,6 +146,7 @@ export async function startBenchRunner(options: {
       supervisorPid: sup.pid!,
       internalSocket: env.RUNNER_INTERNAL_SOCKET!,
       stopSupervisor: (signal) => stop(sup, signal),
+      stopApi: () => stop(apiChild),
       close,
     };
   } catch (error) {

@@ -9,6 +9,7 @@ import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { runPodName } from "../../src/kube/specs/names.ts";
 import { podCopy, SESSION_NAMESPACE } from "./runner.ts";
 import { sessionBody } from "../../test/support/session-body.ts";
+import { retryingOn503 } from "../../test/support/retry.ts";
 import { waitFor } from "../../test/support/wait.ts";
 import { since } from "./stats.ts";
 
@@ -24,10 +25,20 @@ export async function startSession(client: RunnerClient, body: Body = sessionBod
   const start = performance.now();
   const { sessionId } = await client.createSession(body);
   const createdMs = since(start);
+  // Among replicas a new session's stream can answer 503 for a moment (an api forwarding by a
+  // placement a second old): the contract's "retry".
+  await retryingOn503(`session ${sessionId} running`, () => untilRunning(client, sessionId), RUNNING_WITHIN_MS);
+  return { sessionId, ms: since(start), createdMs, startedAt: start };
+}
+
+const RUNNING_WITHIN_MS = 120_000;
+
+/** True once the session's stream says `running` (waitFor's "done"). */
+async function untilRunning(client: RunnerClient, sessionId: string): Promise<true> {
   for await (const item of client.events(sessionId, { reconnect: false })) {
     if (!("event" in item) || item.event.type !== "status") continue;
     const kind = item.event.status.kind;
-    if (kind === "running") return { sessionId, ms: since(start), createdMs, startedAt: start };
+    if (kind === "running") return true;
     if (TERMINAL_KINDS.has(kind)) throw new Error(`session ${sessionId} ended before running: ${JSON.stringify(item.event.status)}`);
   }
   throw new Error(`the event stream of ${sessionId} ended before running`);
