@@ -244,6 +244,13 @@ export const routes = {
     body: PoolClaimBodySchema,
     status: 204,
   }),
+  shardsReleased: route({
+    method: "POST",
+    path: "/replicas/released",
+    kind: "internal",
+    summary: "Another replica released shards: take those now yours at once, not at the next period (several replicas)",
+    status: 204,
+  }),
 } as const satisfies Record<string, RouteSpec>;
 
 export type Routes = typeof routes;

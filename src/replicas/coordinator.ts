@@ -24,6 +24,12 @@ export interface CoordinatorHooks {
   dutiesGained(): Promise<void>;
   /** The singleton duties were lost (a lapse, another replica took them) or are about to be given up (a graceful exit). */
   dutiesLost(): void;
+  /**
+   * Shards were released (moved to a replica that joined, or all of them at a graceful exit):
+   * the live replicas at these peer addresses are told, so that the new holders take them at
+   * once rather than at their next period. Best effort: a replica not told takes them then.
+   */
+  released(peerAddresses: string[]): Promise<void>;
 }
 
 /** Where each shard's sessions are served: a peer address, or null while nobody holds it. */
@@ -85,15 +91,26 @@ export class ReplicaCoordinator {
 
   /** Runs the first period, then one every retry period until `handOver`. */
   async start(): Promise<void> {
-    await this.#runPeriod();
-    const tick = () => {
-      this.#timer = setTimeout(() => {
-        this.#period = this.#runPeriod().finally(() => {
-          if (!this.#stopped) tick();
-        });
-      }, this.#settings.timing.retryMs);
-    };
-    tick();
+    // Through the chain: a nudge may come over the peer listener before the first period.
+    this.#runNow();
+    await this.#period;
+  }
+
+  /** Another replica released shards: a period now (after the one in flight), not at the next retry. */
+  nudge(): void {
+    if (!this.#stopped) this.#runNow();
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    if (!this.#stopped) this.#timer = setTimeout(() => this.#runNow(), this.#settings.timing.retryMs);
+  }
+
+  /** Periods never overlap: each runs after the one before, and the next is scheduled from its end. */
+  #runNow(): void {
+    clearTimeout(this.#timer);
+    const before = this.#period ?? Promise.resolve();
+    this.#period = before.then(() => (this.#stopped ? undefined : this.#runPeriod())).finally(() => this.#schedule());
   }
 
   shardOf(sessionId: string): number {
@@ -165,7 +182,7 @@ export class ReplicaCoordinator {
 
   /**
    * A graceful exit: no more periods; this replica's sessions let go; every shard, the duties
-   * and the member Lease given up, so the others take the shards on their next period.
+   * and the member Lease given up, and the others told, so they take the shards at once.
    */
   async handOver(): Promise<void> {
     this.#stopped = true;
@@ -178,16 +195,31 @@ export class ReplicaCoordinator {
     this.#held.clear();
     await this.#shards.releaseAll();
     await Promise.allSettled([this.#duties.release(), this.#member.remove()]);
+    await this.#tellReleased();
+  }
+
+  #tellReleased(): Promise<void> {
+    return this.#hooks.released(this.#peerAddresses()).catch((error: unknown) => this.#log.warn("telling the other replicas of released shards failed", { error }));
+  }
+
+  /** The live members' peer addresses, this replica's own left out. */
+  #peerAddresses(): string[] {
+    return this.#members.filter((member) => member.identity !== this.#settings.identity).map((member) => member.peerAddress);
   }
 
   async #runPeriod(): Promise<void> {
     try {
       await this.#member.step();
       this.#members = await this.#directory.refresh().catch(() => this.#directory.live());
+      let released = false;
       await this.#shards.step(
         this.#members.map((member) => member.identity),
-        (shards) => this.#letGo(shards),
+        (shards) => {
+          released = true;
+          return this.#letGo(shards);
+        },
       );
+      if (released) void this.#tellReleased();
       await this.#settle();
       const duties = await this.#duties.step();
       if (duties.held && !this.#hadDuties) await this.#hooks.dutiesGained();

@@ -11,6 +11,7 @@ import type { Logger } from "../log.ts";
 import { type CoordinatorHooks, ReplicaCoordinator, leasePrefix } from "../replicas/coordinator.ts";
 import { LeaseStore } from "../replicas/lease-store.ts";
 import { sharedPeerCredential } from "../replicas/peer-credential.ts";
+import { PeerClients } from "./peer-clients.ts";
 import { poolPeers } from "./pool-peers.ts";
 import type { SessionService } from "./session-service.ts";
 
@@ -36,6 +37,7 @@ export async function replicaCoordination(api: KubeApi, core: CoreConfig, kube: 
  * (reaping what no session explains, the warm pool's refill) run where the duties Lease is held.
  */
 export function shareSessions(service: SessionService, coordinate: (hooks: CoordinatorHooks) => ReplicaCoordinator, log: Logger): ReplicaCoordinator {
+  const peers = new PeerClients(() => coordinator.placement().credential);
   const inShards = (shards: number[]) => {
     const set = new Set(shards);
     return (sessionId: string) => set.has(coordinator.shardOf(sessionId));
@@ -57,16 +59,18 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
       log.info("this replica no longer holds the singleton duties");
       service.backend.dutiesLost?.();
     },
+    released: (addresses) => peers.tellReleased(addresses),
   });
   service.backend.fenceWrites?.({
     writerFor: (sessionId) => coordinator.writerFor(sessionId),
     lost: (sessionId) => coordinator.fenceLost(sessionId),
   });
-  service.backend.sharePool?.(poolPeers(coordinator));
+  service.backend.sharePool?.(poolPeers(coordinator, peers));
   service.shareWithReplicas({
     owns: (id) => coordinator.owns(id),
     mintSessionId: (newId) => coordinator.mintSessionId(newId),
     placement: () => coordinator.placement(),
+    nudge: () => coordinator.nudge(),
   });
   return coordinator;
 }

@@ -48,6 +48,8 @@ export type SessionOwnership = {
   owns(sessionId: string): boolean;
   mintSessionId(newId: () => string): string | undefined;
   placement(): Omit<Extract<PlacementAnswer, { shared: true }>, "shared">;
+  /** Another replica released shards: look for this replica's new ones now. */
+  nudge(): void;
 };
 
 export class SessionService {
@@ -101,6 +103,11 @@ export class SessionService {
    */
   servedElsewhere(id: string): boolean {
     return this.#ownership !== undefined && !this.registry.get(id) && !this.#ownership.owns(id);
+  }
+
+  /** Another replica released shards (the peer route); nothing to do for one replica. */
+  shardsReleased(): void {
+    this.#ownership?.nudge();
   }
 
   /** Where each shard's sessions are served, for the api's forwarding. */

@@ -1,0 +1,39 @@
+/**
+ * This supervisor's connections to the other replicas' supervisors (docs/replicas.md), over the
+ * same authenticated HTTP/2 peer link the api forwards sessions by: one per peer address, opened
+ * on first use; idle, it keeps no process alive.
+ */
+import { parsePeerAddress } from "../config/peer.ts";
+import { routes } from "../contract/routes.ts";
+import { SupervisorClient } from "../internal/client.ts";
+
+/** How long a leaving replica waits, at most, for the others to hear that it released its shards. */
+const TELL_WITHIN_MS = 1_000;
+
+export class PeerClients {
+  readonly #clients = new Map<string, SupervisorClient>();
+  readonly #credential: () => string;
+
+  constructor(credential: () => string) {
+    this.#credential = credential;
+  }
+
+  /** The client for a replica's advertised address; throws for one that is not IP:port. */
+  to(address: string): SupervisorClient {
+    let client = this.#clients.get(address);
+    if (client) return client;
+    const target = parsePeerAddress(address);
+    if (!target) throw new Error(`a replica advertises '${address}', which is not IP:port`);
+    client = new SupervisorClient({ ...target, credential: this.#credential() });
+    this.#clients.set(address, client);
+    return client;
+  }
+
+  /** Tells the replicas at `addresses` that shards were released; never fails, bounded in time. */
+  async tellReleased(addresses: string[]): Promise<void> {
+    const told = Promise.allSettled(addresses.map(async (address) => this.to(address).call(routes.shardsReleased)));
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, TELL_WITHIN_MS)));
+    await Promise.race([told, bound]).finally(() => clearTimeout(timer));
+  }
+}
