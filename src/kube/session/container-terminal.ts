@@ -227,27 +227,24 @@ export class ContainerTerminal {
       return;
     }
     if (this.#closed) return attachment.close();
-    if (!holding) return this.#use(attachment);
+    this.#use(attachment);
+    if (!holding) return;
     // The join goes on while the session's start does (its debug stream must not wait for a
-    // quiet app). Keystrokes wait (as early stdin) until it is done: their echo must not reach
-    // the log read before the attach delivers it, or it would be shown by both (the log can be
-    // ahead of an attach whose reader is slow, as under CPU pressure).
+    // quiet app), and keystrokes reach the app meanwhile: their echo is output like any other,
+    // held and placed in the log by content.
     void this.#joinLog(holding).then((join) => {
-      if (join) {
-        joining = join;
-        setTimeout(() => {
-          if (joining !== join) return;
-          joining = undefined;
-          this.#emit(join.giveUp());
-        }, JOIN_WAIT_MS).unref();
-      }
-      this.#use(attachment);
+      if (!join) return;
+      joining = join;
+      setTimeout(() => {
+        if (joining !== join) return;
+        joining = undefined;
+        this.#emit(join.giveUp());
+      }, JOIN_WAIT_MS).unref();
     });
   }
 
   /** The attach takes the terminal's size and the keystrokes typed so far. */
   #use(attachment: Attachment): void {
-    if (this.#closed) return attachment.close();
     this.#attachment = attachment;
     attachment.resize(this.#size.cols, this.#size.rows);
     for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
