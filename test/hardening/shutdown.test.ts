@@ -41,12 +41,18 @@ describe("shutdown", () => {
     await eventsUntil(runner.client, sessionId, isStatus("running"));
     const stream = await fetch(`${runner.baseUrl}/v1/sessions/${sessionId}/events`);
     const reader = stream.body!.getReader();
-    await reader.read();
+    let text = new TextDecoder().decode((await reader.read()).value);
     const supervisor = runner.supervisor();
     supervisor.kill("SIGKILL");
     await exitOf(supervisor);
-    // The stream ends (a client reconnects), it does not hang or break off mid-frame.
-    while (!(await reader.read()).done);
+    // The stream ends, or is cut (sse-relay.ts cuts a stream whose supervisor reset it, so the
+    // client knows to come back); either way it does not hang or break off mid-frame.
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (chunk.done) break;
+      text += new TextDecoder().decode(chunk.value);
+    }
+    expect(text.endsWith("\n\n")).toBe(true);
     await waitFor("the api's line about it", () => capturedStderr(runner!.api()).includes("event stream from the supervisor broke off") || undefined);
     const lines = capturedStderr(runner.api()).split("\n").filter((line) => line !== "");
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
