@@ -18,6 +18,8 @@ import { LiveAfterLog, liveStart } from "./overlap.ts";
 
 /** Keystrokes typed between `running` and the attach are kept, up to this many bytes. */
 const MAX_EARLY_STDIN_BYTES = 64 * 1024;
+/** Keystrokes typed while an open attach's log join goes on (a second or so): a few pastes' worth. */
+const MAX_JOINING_STDIN_BYTES = 4 * 1024 * 1024;
 /** What a terminal gets until the client says otherwise (the classic VT100 size). */
 export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 };
 /** Output read from the pod log when the attach came late or never. */
@@ -69,6 +71,8 @@ export class ContainerTerminal {
   #size = DEFAULT_TERMINAL_SIZE;
   #earlyStdin: Buffer[] = [];
   #earlyStdinBytes = 0;
+  /** The first attach is open and its log join goes on: keystrokes wait, with more room. */
+  #joiningLog = false;
   /** The container's bytes shown last (at most about TAIL_BYTES), with when each chunk was shown. */
   #tail: { bytes: Buffer; at: number }[] = [];
   #tailBytes = 0;
@@ -94,7 +98,8 @@ export class ContainerTerminal {
   writeStdin(bytes: Uint8Array): void {
     if (this.#attachment) return this.#attachment.writeStdin(bytes);
     // What fits is kept: the supervisor joins a read's keystrokes into one write.
-    const kept = bytes.subarray(0, MAX_EARLY_STDIN_BYTES - this.#earlyStdinBytes);
+    const room = (this.#joiningLog ? MAX_JOINING_STDIN_BYTES : MAX_EARLY_STDIN_BYTES) - this.#earlyStdinBytes;
+    const kept = bytes.subarray(0, Math.max(0, room));
     if (this.#closed || kept.byteLength === 0) return;
     this.#earlyStdin.push(Buffer.from(kept));
     this.#earlyStdinBytes += kept.byteLength;
@@ -227,24 +232,28 @@ export class ContainerTerminal {
       return;
     }
     if (this.#closed) return attachment.close();
-    this.#use(attachment);
-    if (!holding) return;
+    if (!holding) return this.#use(attachment);
     // The join goes on while the session's start does (its debug stream must not wait for a
-    // quiet app), and keystrokes reach the app meanwhile: their echo is output like any other,
-    // held and placed in the log by content.
+    // quiet app). Keystrokes wait until it is done: their echo must not reach the log before it
+    // is read, or output that repeats itself (a paste's echo) could not be placed in it.
+    this.#joiningLog = true;
     void this.#joinLog(holding).then((join) => {
-      if (!join) return;
-      joining = join;
-      setTimeout(() => {
-        if (joining !== join) return;
-        joining = undefined;
-        this.#emit(join.giveUp());
-      }, JOIN_WAIT_MS).unref();
+      if (join) {
+        joining = join;
+        setTimeout(() => {
+          if (joining !== join) return;
+          joining = undefined;
+          this.#emit(join.giveUp());
+        }, JOIN_WAIT_MS).unref();
+      }
+      this.#use(attachment);
     });
   }
 
   /** The attach takes the terminal's size and the keystrokes typed so far. */
   #use(attachment: Attachment): void {
+    this.#joiningLog = false;
+    if (this.#closed) return attachment.close();
     this.#attachment = attachment;
     attachment.resize(this.#size.cols, this.#size.rows);
     for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
