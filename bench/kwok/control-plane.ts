@@ -92,7 +92,8 @@ export function fakeNode(index: number, pods: number): object {
       annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
       labels: { type: "kwok", "kubernetes.io/hostname": `kwok-node-${index}` },
     },
-    spec: { podCIDR: `127.1.${index * 4}.0/22` },
+    // 64 /22s a /16: 127.1.0.0/22, 127.1.4.0/22, …, then 127.2.0.0/22 for the 65th node.
+    spec: { podCIDR: `127.${1 + Math.floor(index / 64)}.${(index % 64) * 4}.0/22` },
     status: {
       allocatable: { cpu: "1k", memory: "1Ti", pods: String(pods), "ephemeral-storage": "100Ti" },
       capacity: { cpu: "1k", memory: "1Ti", pods: String(pods), "ephemeral-storage": "100Ti" },
@@ -265,7 +266,8 @@ async function startFakes(cluster: KwokCluster, options: KwokClusterOptions, sta
     // Nothing listens there: the apiserver's attach and log calls to this "kubelet" are refused at once.
     `--node-port=${KWOK_PORTS.kubelet}`,
     `--server-address=127.0.0.1:${KWOK_PORTS.kwok}`,
-    "--cidr=127.2.0.1/16",
+    // Unused (every fake node has its podCIDR), but kept on loopback too.
+    "--cidr=127.255.0.1/16",
     // No node Leases: the Lease writes counted are the runner's (node heartbeats go to the status).
     "--node-lease-duration-seconds=0",
   ], options.kwokBinary);

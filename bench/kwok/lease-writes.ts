@@ -22,13 +22,44 @@ export type LeaseWriteCount = {
   all: number;
   /** Of the runner's, by verb (create/update/delete); an update is a renew, a take or a release. */
   byVerb: Record<string, number>;
+  /**
+   * Per replica, the longest time between two of its Lease writes in the interval (from its
+   * start, to its end): a replica fences itself once its last renew is older than the renew
+   * deadline (10 s at the default timing), so a gap near that says its renewals fell behind.
+   */
+  longestGapMs: Record<string, number>;
+  /** The runner's writes' time in the apiserver (received to answered), p99 and maximum, ms. */
+  latencyMs: { p99: number; max: number };
 };
 
-type AuditLine = { verb?: string; userAgent?: string; requestReceivedTimestamp?: string; objectRef?: { resource?: string; namespace?: string } };
+type AuditLine = {
+  verb?: string;
+  userAgent?: string;
+  requestReceivedTimestamp?: string;
+  stageTimestamp?: string;
+  objectRef?: { resource?: string; namespace?: string };
+};
+
+/** The longest gap of each replica's ascending write times within [fromMs, toMs]. */
+function longestGaps(times: Record<string, number[]>, fromMs: number, toMs: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(times).map(([replica, at]) => {
+      const edges = [fromMs, ...at.sort((a, b) => a - b), toMs];
+      return [replica, Math.max(...edges.slice(1).map((t, i) => t - edges[i]!))];
+    }),
+  );
+}
+
+function p99AndMax(values: number[]): { p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p99: sorted[Math.max(0, Math.ceil(sorted.length * 0.99) - 1)] ?? Number.NaN, max: sorted.at(-1) ?? Number.NaN };
+}
 
 /** The writes of audit `text` (JSON lines) received in [fromMs, toMs). */
 export function countLeaseWrites(text: string, fromMs: number, toMs: number): LeaseWriteCount {
-  const count: LeaseWriteCount = { runner: 0, byReplica: {}, all: 0, byVerb: {} };
+  const count: Omit<LeaseWriteCount, "longestGapMs" | "latencyMs"> = { runner: 0, byReplica: {}, all: 0, byVerb: {} };
+  const times: Record<string, number[]> = {};
+  const latencies: number[] = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
     const event = JSON.parse(line) as AuditLine;
@@ -41,8 +72,11 @@ export function countLeaseWrites(text: string, fromMs: number, toMs: number): Le
     count.byVerb[event.verb!] = (count.byVerb[event.verb!] ?? 0) + 1;
     const replica = /\(replica ([^)]+)\)/.exec(event.userAgent ?? "")?.[1] ?? "unknown";
     count.byReplica[replica] = (count.byReplica[replica] ?? 0) + 1;
+    (times[replica] ??= []).push(at);
+    const answered = Date.parse(event.stageTimestamp ?? "");
+    if (Number.isFinite(answered)) latencies.push(answered - at);
   }
-  return count;
+  return { ...count, longestGapMs: longestGaps(times, fromMs, toMs), latencyMs: p99AndMax(latencies) };
 }
 
 export async function leaseWritesFromAudit(auditLog: string, fromMs: number, toMs: number): Promise<LeaseWriteCount> {

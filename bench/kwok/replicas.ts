@@ -4,6 +4,7 @@
  * beside the other, then held until every shard is where rendezvous hashing puts it, so the
  * sessions created afterwards stay with the replica that admitted them.
  */
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,11 +48,17 @@ function sharedEnv(cluster: KwokCluster, maxSessions: number): Record<string, st
     RUNNER_MAX_SESSIONS: String(maxSessions),
     // The scheduler binds a burst of thousands of pods in minutes, not seconds.
     RUNNER_START_DEADLINE_SECONDS: "1800",
-    LOG_LEVEL: "warn",
+    // Written to the state directory's logs/ (kept with K8S_RUNNER_KWOK_KEEP_STATE=true).
+    LOG_LEVEL: process.env.KWOK_LOG_LEVEL ?? "warn",
   };
 }
 
-async function startReplica(identity: string, env: Record<string, string>, mode: EntryMode): Promise<KwokReplica> {
+/** The child's stderr (its JSON log lines) also into `<logDir>/<identity>-<process>.log`. */
+function logTo(child: Child, logDir: string, name: string): void {
+  child.stderr?.pipe(createWriteStream(join(logDir, `${name}.log`)));
+}
+
+async function startReplica(identity: string, env: Record<string, string>, mode: EntryMode, logDir: string): Promise<KwokReplica> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-kwok-replica-"));
   const [port, bundlePort, peerPort] = [await freePort(), await freePort(), await freePort()];
   const own = {
@@ -77,6 +84,7 @@ async function startReplica(identity: string, env: Record<string, string>, mode:
     const supervisor = spawnEntry(SUPERVISOR_ENTRY, own, mode);
     children.push(supervisor);
     running.add(supervisor);
+    logTo(supervisor, logDir, `${identity}-supervisor`);
     await waitFor(`${identity}'s bundle listener`, async () => {
       if (supervisor.exitCode !== null) throw new GiveUp(`supervisor ${identity} exited (${supervisor.exitCode}): ${supervisor.stderrText()}`);
       return (await fetch(`http://127.0.0.1:${bundlePort}/healthz`)).ok || undefined;
@@ -84,6 +92,7 @@ async function startReplica(identity: string, env: Record<string, string>, mode:
     const api = spawnEntry(API_ENTRY, own, mode);
     children.push(api);
     running.add(api);
+    logTo(api, logDir, `${identity}-api`);
     // An unknown session: 404 once it answers, or 503 session_moving while its shards settle.
     await waitFor(`${identity}'s api and internal socket`, async () => {
       if (api.exitCode !== null) throw new GiveUp(`api ${identity} exited (${api.exitCode}): ${api.stderrText()}`);
@@ -115,7 +124,7 @@ export async function startKwokReplicas(cluster: KwokCluster, options: { count: 
   const env = sharedEnv(cluster, options.maxSessions);
   const replicas: KwokReplica[] = [];
   try {
-    for (let i = 0; i < options.count; i++) replicas.push(await startReplica(`kwok-replica-${String.fromCharCode(97 + i)}`, env, options.mode));
+    for (let i = 0; i < options.count; i++) replicas.push(await startReplica(`kwok-replica-${String.fromCharCode(97 + i)}`, env, options.mode, join(cluster.stateDir, "logs")));
     await shardsSettled(cluster, replicas.map((replica) => replica.identity));
     return replicas;
   } catch (error) {

@@ -34,10 +34,17 @@ async function createOne(replica: KwokReplica, via: number): Promise<Created> {
   }
 }
 
-/** `count` sessions, the i-th through replica i mod replicas, `width` creates in flight. */
-export async function createSessions(replicas: KwokReplica[], count: number, width: number, onProgress: (done: number) => void): Promise<Created[]> {
+/**
+ * `count` sessions, the i-th through replica i mod replicas, `width` creates in flight, and the
+ * i-th begun no earlier than i / `perSecond` seconds after the first (a steady arrival rate
+ * rather than one burst as fast as the machine answers).
+ */
+export async function createSessions(replicas: KwokReplica[], count: number, pace: { width: number; perSecond: number }, onProgress: (done: number) => void): Promise<Created[]> {
   let done = 0;
-  return inBatches(Array.from({ length: count }), width, async (_item, index) => {
+  const start = performance.now();
+  return inBatches(Array.from({ length: count }), pace.width, async (_item, index) => {
+    const due = start + (index * 1000) / pace.perSecond - performance.now();
+    if (due > 0) await pause(due);
     const via = index % replicas.length;
     const created = await createOne(replicas[via]!, via);
     done += 1;
@@ -58,21 +65,23 @@ export async function sessionStates(replica: KwokReplica): Promise<Record<string
 const total = (states: Record<string, number>) => Object.values(states).reduce((sum, n) => sum + n, 0);
 
 /**
- * Polls until every replica's sessions together count `count` running; fails at the first
- * failed session (with every replica's states) or after `timeoutMs`. Answers each replica's
+ * Polls until each of the `count` sessions has either reached running or failed (a failure is a
+ * figure of the run, not the end of it), or fails after `timeoutMs`. Answers each replica's
  * states at that moment.
  */
-export async function waitAllRunning(replicas: KwokReplica[], count: number, timeoutMs: number, onProgress: (running: number) => void): Promise<Record<string, number>[]> {
+export async function waitAllStarted(replicas: KwokReplica[], count: number, timeoutMs: number, onProgress: (running: number, failed: number) => void): Promise<Record<string, number>[]> {
   const deadline = Date.now() + timeoutMs;
-  let reported = -1;
+  let reported = "";
   for (;;) {
     const states = await Promise.all(replicas.map(sessionStates));
     const running = states.reduce((sum, s) => sum + (s.running ?? 0), 0);
     const failed = states.reduce((sum, s) => sum + (s.failed ?? 0), 0);
-    if (running === count) return states;
-    if (failed > 0) throw new Error(`${failed} session(s) failed before all ran: ${JSON.stringify(states)}`);
+    if (running + failed >= count) return states;
     if (Date.now() > deadline) throw new Error(`timed out with ${running} of ${count} sessions running: ${JSON.stringify(states)}`);
-    if (running !== reported) onProgress((reported = running));
+    if (`${running}/${failed}` !== reported) {
+      reported = `${running}/${failed}`;
+      onProgress(running, failed);
+    }
     await pause(2000);
   }
 }

@@ -108,7 +108,11 @@ const podDeleted = {
   },
 };
 
-/** kwok's `--config` file: the stages as YAML documents (JSON is YAML). */
+/**
+ * kwok's `--config` file: the stages as YAML documents (JSON is YAML). Its options stay at their
+ * defaults (four status patches at a time): with sixteen, a pod's stage was sometimes applied
+ * twice before kwok saw the first patch, and the second, adding a second IP, was refused (422).
+ */
 export function kwokStagesConfig(): string {
-  return [nodeReady, podRunning, podDeleted].map((stage) => JSON.stringify(stage)).join("\n---\n");
+  return [nodeReady, podRunning, podDeleted].map((document) => JSON.stringify(document)).join("\n---\n");
 }
