@@ -48,6 +48,8 @@ function sharedEnv(cluster: KwokCluster, maxSessions: number): Record<string, st
     RUNNER_MAX_SESSIONS: String(maxSessions),
     // The scheduler binds a burst of thousands of pods in minutes, not seconds.
     RUNNER_START_DEADLINE_SECONDS: "1800",
+    // The runner's default (15 s) unless KWOK_LEASE_SECONDS asks for another (docs/benchmarks-kwok.md).
+    ...(process.env.KWOK_LEASE_SECONDS ? { RUNNER_LEASE_DURATION_SECONDS: process.env.KWOK_LEASE_SECONDS } : {}),
     // Written to the state directory's logs/ (kept with K8S_RUNNER_KWOK_KEEP_STATE=true).
     LOG_LEVEL: process.env.KWOK_LOG_LEVEL ?? "warn",
   };

@@ -9,7 +9,8 @@ import { sessionBody } from "../../test/support/session-body.ts";
 import { inBatches } from "../support/sessions.ts";
 import type { KwokReplica } from "./replicas.ts";
 
-const MAX_ATTEMPTS = 30;
+/** About two minutes of 503s (retry-after 1 s): a replica whose shards lapsed under load gets them back in that time, or never. */
+const MAX_ATTEMPTS = 120;
 
 export type Created = { sessionId: string; via: number; retries: number };
 
