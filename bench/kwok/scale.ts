@@ -113,15 +113,15 @@ async function startAll(cluster: KwokCluster, replicas: KwokReplica[], options: 
   progress(`kwok: creating ${options.sessions} sessions over ${replicas.length} replicas (${options.perSecond}/s, ${options.width} at most in flight)…`);
   const fromMs = Date.now();
   const createStart = performance.now();
-  const created = await createSessions(replicas, options.sessions, options, (done) => progress(`kwok: ${done} created`));
+  const { created, refused } = await createSessions(replicas, options.sessions, options, (done) => progress(`kwok: ${done} created`));
   const createSeconds = (performance.now() - createStart) / 1000;
   const loadAfterCreate = load();
   const timeoutMs = Math.max(600_000, options.sessions * 200);
-  const states = await waitAllStarted(replicas, options.sessions, timeoutMs, (running, failed) => progress(`kwok: ${running} running, ${failed} failed`));
+  const states = await waitAllStarted(replicas, created.length, timeoutMs, (running, failed) => progress(`kwok: ${running} running, ${failed} failed`));
   const startedSeconds = (performance.now() - createStart) / 1000;
   const renewals = await leaseWritesFromAudit(cluster.auditLog, fromMs, Date.now());
   const failed = states.reduce((sum, s) => sum + (s.failed ?? 0), 0);
-  return { created, createSeconds, startedSeconds, loadAfterCreate, renewals, failed };
+  return { created, refused, createSeconds, startedSeconds, loadAfterCreate, renewals, failed };
 }
 
 async function measure(cluster: KwokCluster, replicas: KwokReplica[], options: KwokScaleOptions, progress: Progress): Promise<Row[]> {
@@ -159,7 +159,16 @@ function startRows(started: Awaited<ReturnType<typeof startAll>>, replicaCount: 
   const gaps = Object.entries(renewals.longestGapMs);
   const longest = Math.max(0, ...gaps.map(([, ms]) => ms));
   return [
-    { section: SECTION, metric: "sessions created", value: options.sessions, unit: "sessions", note: `${replicaCount} replicas, round-robin, ${options.perSecond}/s with at most ${options.width} in flight; ${retries} create(s) retried after 503/429` },
+    { section: SECTION, metric: "sessions created", value: started.created.length, unit: `of ${options.sessions}`, note: `${replicaCount} replicas, round-robin, ${options.perSecond}/s with at most ${options.width} in flight; ${retries} create(s) retried after 503/429` },
+    {
+      section: SECTION,
+      metric: "creates refused after ~2 min of retries",
+      value: started.refused.length,
+      unit: "creates",
+      target: "0",
+      verdict: started.refused.length === 0 ? "met" : "MISSED",
+      ...(started.refused.length > 0 && { note: `first: ${started.refused[0]}` }),
+    },
     { section: SECTION, metric: "create rate", value: options.sessions / started.createSeconds, unit: "/s", note: `load average (1 min) ${started.loadAfterCreate} after the creates` },
     { section: SECTION, metric: "sessions that failed to start", value: started.failed, unit: "sessions", target: "0", verdict: started.failed === 0 ? "met" : "MISSED" },
     { section: SECTION, metric: "first create → every session running or failed", value: started.startedSeconds, unit: "s" },

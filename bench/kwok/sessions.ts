@@ -40,18 +40,26 @@ async function createOne(replica: KwokReplica, via: number): Promise<Created> {
  * i-th begun no earlier than i / `perSecond` seconds after the first (a steady arrival rate
  * rather than one burst as fast as the machine answers).
  */
-export async function createSessions(replicas: KwokReplica[], count: number, pace: { width: number; perSecond: number }, onProgress: (done: number) => void): Promise<Created[]> {
+export async function createSessions(
+  replicas: KwokReplica[],
+  count: number,
+  pace: { width: number; perSecond: number },
+  onProgress: (done: number) => void,
+): Promise<{ created: Created[]; refused: string[] }> {
   let done = 0;
   const start = performance.now();
-  return inBatches(Array.from({ length: count }), pace.width, async (_item, index) => {
+  const refused: string[] = [];
+  const results = await inBatches(Array.from({ length: count }), pace.width, async (_item, index) => {
     const due = start + (index * 1000) / pace.perSecond - performance.now();
     if (due > 0) await pause(due);
     const via = index % replicas.length;
-    const created = await createOne(replicas[via]!, via);
+    // A create refused for good is a figure of the run (and its reason kept), not its end.
+    const created = await createOne(replicas[via]!, via).catch((error: Error) => void refused.push(error.message));
     done += 1;
     if (done % 500 === 0) onProgress(done);
     return created;
   });
+  return { created: results.filter((result): result is Created => result !== undefined), refused };
 }
 
 /** Sessions a replica holds, by state, from its /metrics (`runner_sessions{mode,state}`). */
