@@ -7,7 +7,9 @@
  * 3 memory (and after the sessions ended), 4 terminal (4p: the same over the TCP peer link),
  * 5 SSE fan-out, 6 the simulated cluster itself (bench/sim.ts),
  * 7 realistic start (section 1's comparison with a 1 s container start), 8 warm start
- * (bench/warm.ts), 9 replica handover and takeover (bench/handover.ts).
+ * (bench/warm.ts), 9 replica handover and takeover (bench/handover.ts), 10 kwok scale
+ * (bench/kwok/scale.ts: a real control plane with kwok's fake nodes, root only, never by default;
+ * `--only 10`, its size from KWOK_SESSIONS).
  * `--quick` runs every section with fewer repetitions and smaller counts (CI keeps it alive).
  * The api and the supervisor run compiled, as the image runs them (bench/support/build.ts);
  * `--source` runs them through tsx instead, as the tests do (faster to iterate on, but the
@@ -19,6 +21,7 @@ import { cpus, loadavg, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { FANOUT_FULL, FANOUT_QUICK, runFanoutBench } from "./fanout.ts";
 import { HANDOVER_FULL, HANDOVER_QUICK, runHandoverBench } from "./handover.ts";
+import { KWOK_FULL, KWOK_QUICK, runKwokScaleBench } from "./kwok/scale.ts";
 import { REALISTIC_FULL, REALISTIC_POD_START_MS, REALISTIC_QUICK, runRealisticStartBench } from "./realistic.ts";
 import { SCALE_FULL, SCALE_QUICK, runScaleBench } from "./scale.ts";
 import { START_FULL, START_QUICK, runStartBench } from "./start.ts";
@@ -112,6 +115,8 @@ if (wanted("7")) {
 if (wanted("8")) await section("8 warm start", () => runWarmBench(mode, quick ? WARM_QUICK : WARM_FULL));
 // Three replicas on a cluster of their own; one leaves (SIGTERM), then, on another trio, one is killed.
 if (wanted("9")) await section("9 replica handover", () => runHandoverBench(mode, quick ? HANDOVER_QUICK : HANDOVER_FULL));
+// A control plane with kwok's fake nodes (root, Go-built binaries): only when named, never by default.
+if (only?.has("10")) await section("10 kwok scale", () => runKwokScaleBench(mode, quick ? KWOK_QUICK : KWOK_FULL, progress));
 // bench/sim.ts (runSimBench) in a child process: see bench/support/sim-child.ts.
 if (wanted("6")) {
   await section("6 simulated cluster", async () =>

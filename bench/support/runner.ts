@@ -41,7 +41,7 @@ export type BenchRunner = {
   close(): Promise<void>;
 };
 
-type Child = ChildProcess & { stderrText: () => string };
+export type Child = ChildProcess & { stderrText: () => string };
 
 export const API_ENTRY = "src/api/main.ts";
 export const SUPERVISOR_ENTRY = "src/supervisor/main.ts";
@@ -49,7 +49,7 @@ export const SUPERVISOR_ENTRY = "src/supervisor/main.ts";
 /** `compiled`: the JavaScript compileRunner() wrote (as the image runs); `source`: through tsx. */
 export type EntryMode = "compiled" | "source";
 
-function spawnEntry(entry: string, env: Record<string, string>, mode: EntryMode): Child {
+export function spawnEntry(entry: string, env: Record<string, string>, mode: EntryMode): Child {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is for looking into a figure.
   const extra = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
   const args = [...extra, ...(mode === "compiled" ? [compiledEntry(entry)] : ["--import", "tsx", join(ROOT, entry)])];
@@ -68,7 +68,7 @@ function spawnEntry(entry: string, env: Record<string, string>, mode: EntryMode)
   return Object.assign(child, { stderrText: () => stderr });
 }
 
-function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+export function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once("exit", () => resolve());
