@@ -29,10 +29,15 @@ export class SessionRouter {
     this.#log = log;
   }
 
-  /** Reads the placement now and every refresh period after (the timer keeps no process alive). */
+  /**
+   * Reads the placement now and every refresh period after (the timer keeps no process alive),
+   * until the supervisor says it runs alone: one replica never becomes several (both containers
+   * read the pod's one environment), so it is not asked again.
+   */
   start(): void {
     const tick = () => {
-      void this.refresh().finally(() => {
+      void this.refresh().then((answered) => {
+        if (answered && !this.#placement.shared) return;
         this.#timer = setTimeout(tick, REFRESH_MS);
         this.#timer.unref();
       });
@@ -40,12 +45,14 @@ export class SessionRouter {
     tick();
   }
 
-  /** One read of the placement; a failed read keeps the last one (the supervisor may be restarting). */
-  async refresh(): Promise<void> {
+  /** One read of the placement, true when it came; a failed read keeps the last one (the supervisor may be restarting). */
+  async refresh(): Promise<boolean> {
     try {
       this.#placement = await this.#local.call(routes.placement);
+      return true;
     } catch {
       // Requests meanwhile go where the last placement says; a wrong guess is a 503 and a retry.
+      return false;
     }
   }
 
