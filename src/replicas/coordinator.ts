@@ -3,6 +3,11 @@
  * member Lease, reads the live members, acquires or releases shards by the rendezvous plan and
  * tries for the duties Lease; it tells the supervisor which shards it gained and lost, and
  * answers where each shard's sessions live now (the placement the api forwards by).
+ *
+ * The periods do Lease calls only. What the supervisor does with moved shards (adopting their
+ * sessions, letting them go, the duties' housekeeping) runs in a queue of its own: with thousands
+ * of sessions it takes longer than a renew deadline, and a replica whose renewals waited on it
+ * would lose every shard while taking over one.
  */
 import { createHash } from "node:crypto";
 import type { ReplicaSettings } from "../config/replicas.ts";
@@ -51,12 +56,21 @@ export class ReplicaCoordinator {
   readonly #directory: MemberDirectory;
   readonly #shards: ShardOwnership;
   #members: Member[] = [];
-  #held = new Set<number>();
+  /** Shards taken as this replica's: their sessions adopted or being adopted, or being let go (`#leaving`). */
+  readonly #held = new Set<number>();
   /** Held shards whose sessions have been adopted: only these are served and minted into. */
   readonly #serving = new Set<number>();
+  /** Held shards the plan gives another replica, renewed until their sessions have been let go. */
+  readonly #leaving = new Set<number>();
+  /** Shards of `#leaving` whose sessions have been let go: released at the next period. */
+  #handedOff: number[] = [];
+  /** Bumped whenever a shard is gained or lost, so an adoption that finishes late serves only what is still its own. */
+  readonly #generation = new Map<number, number>();
   #hadDuties = false;
   #timer: NodeJS.Timeout | undefined;
   #period: Promise<void> | undefined;
+  /** The supervisor's work on moved shards, one piece after another, apart from the periods. */
+  #settling: Promise<void> = Promise.resolve();
   #stopped = false;
 
   constructor(options: {
@@ -89,11 +103,12 @@ export class ReplicaCoordinator {
     return this.#settings.identity;
   }
 
-  /** Runs the first period, then one every retry period until `handOver`. */
+  /** Runs the first period and adopts what it gained, then runs one every retry period until `handOver`. */
   async start(): Promise<void> {
     // Through the chain: a nudge may come over the peer listener before the first period.
     this.#runNow();
     await this.#period;
+    await this.#settling;
   }
 
   /** Another replica released shards: a period now (after the one in flight), not at the next retry. */
@@ -153,8 +168,9 @@ export class ReplicaCoordinator {
    */
   fenceLost(sessionId: string): void {
     const shard = this.shardOf(sessionId);
-    if (!this.#held.delete(shard)) return;
+    if (this.#leaving.has(shard) || !this.#held.delete(shard)) return;
     this.#serving.delete(shard);
+    this.#bump(shard);
     this.#log.warn("a fenced write was refused; the shard's sessions are let go", { shard });
     this.#hooks.releasing([shard]).catch((error: unknown) => this.#log.warn("letting a fenced-out shard go failed", { shard, error }));
   }
@@ -188,6 +204,8 @@ export class ReplicaCoordinator {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#period;
+    // An adoption under way finishes first: its sessions are then let go with the rest.
+    await this.#settling;
     this.#serving.clear();
     if (this.#hadDuties) this.#hooks.dutiesLost();
     this.#hadDuties = false;
@@ -209,20 +227,21 @@ export class ReplicaCoordinator {
 
   async #runPeriod(): Promise<void> {
     try {
-      await this.#member.step();
-      this.#members = await this.#directory.refresh().catch(() => this.#directory.live());
-      let released = false;
-      await this.#shards.step(
-        this.#members.map((member) => member.identity),
-        (shards) => {
-          released = true;
-          return this.#letGo(shards);
-        },
-      );
-      if (released) void this.#tellReleased();
-      await this.#settle();
-      const duties = await this.#duties.step();
-      if (duties.held && !this.#hadDuties) await this.#hooks.dutiesGained();
+      const [, members] = await Promise.all([this.#member.step(), this.#directory.refresh().catch(() => this.#directory.live())]);
+      this.#members = members;
+      const handedOff = this.#handedOff.splice(0);
+      const [moving, duties] = await Promise.all([
+        this.#shards.step(members.map((member) => member.identity), this.#leaving, handedOff),
+        this.#duties.step(),
+      ]);
+      for (const shard of handedOff) {
+        this.#leaving.delete(shard);
+        this.#held.delete(shard);
+      }
+      if (handedOff.length > 0) void this.#tellReleased();
+      if (moving.length > 0) this.#letGo(moving);
+      this.#settle();
+      if (duties.held && !this.#hadDuties) this.#takeUpDuties();
       if (!duties.held && this.#hadDuties) this.#hooks.dutiesLost();
       this.#hadDuties = duties.held;
     } catch (error) {
@@ -230,34 +249,80 @@ export class ReplicaCoordinator {
     }
   }
 
-  /** Sessions of shards being released stop before the release is written. */
-  async #letGo(shards: number[]): Promise<void> {
-    for (const shard of shards) this.#serving.delete(shard);
-    await this.#hooks.releasing(shards);
-    for (const shard of shards) this.#held.delete(shard);
+  /**
+   * Shards the plan moved away stop being served now; they are released, at the period after
+   * their sessions have been let go (handed over with the ids they gave out), never before.
+   */
+  #letGo(shards: number[]): void {
+    for (const shard of shards) {
+      this.#serving.delete(shard);
+      this.#leaving.add(shard);
+    }
+    this.#enqueue("handing sessions to another replica", async () => {
+      try {
+        await this.#hooks.releasing(shards);
+      } finally {
+        this.#handedOff.push(...shards);
+        this.nudge();
+      }
+    });
   }
 
-  /** After a step: lapsed shards let go, new ones taken over. */
-  async #settle(): Promise<void> {
+  /** After a period: lapsed shards let go, new ones taken over, each in the queue. */
+  #settle(): void {
     const now = new Set(this.#shards.held().keys());
-    const lost = [...this.#held].filter((shard) => !now.has(shard));
+    const lost = [...this.#held].filter((shard) => !now.has(shard) && !this.#leaving.has(shard));
     const gained = [...now].filter((shard) => !this.#held.has(shard));
-    this.#held = now;
-    if (lost.length > 0) {
-      for (const shard of lost) this.#serving.delete(shard);
-      this.#log.warn("shards lapsed; their sessions are let go", { shards: lost });
-      await this.#hooks.releasing(lost);
+    for (const shard of lost) {
+      this.#held.delete(shard);
+      this.#serving.delete(shard);
+      this.#bump(shard);
     }
-    if (gained.length > 0) {
-      this.#log.info("shards acquired", { shards: gained });
+    if (lost.length > 0) {
+      this.#log.warn("shards lapsed; their sessions are let go", { shards: lost });
+      this.#enqueue("letting lapsed shards go", () => this.#hooks.releasing(lost));
+    }
+    if (gained.length === 0) return;
+    const generations = gained.map((shard) => {
+      this.#held.add(shard);
+      return this.#bump(shard);
+    });
+    const unchanged = (shard: number, index: number) => this.#generation.get(shard) === generations[index];
+    this.#log.info("shards acquired", { shards: gained });
+    this.#enqueue("adopting the sessions of acquired shards", async () => {
       try {
         await this.#hooks.acquired(gained);
       } catch (error) {
         // Not served until adopted: the next period sees them as gained again and retries.
-        for (const shard of gained) this.#held.delete(shard);
+        gained.forEach((shard, index) => unchanged(shard, index) && this.#held.delete(shard));
         throw error;
       }
-      for (const shard of gained) if (this.#held.has(shard)) this.#serving.add(shard);
-    }
+      gained.forEach((shard, index) => unchanged(shard, index) && this.#shards.termOf(shard) !== undefined && this.#serving.add(shard));
+    });
+  }
+
+  /** The duties' first housekeeping, in the queue; if it fails, the next period that holds the duties tries again. */
+  #takeUpDuties(): void {
+    this.#enqueue("taking up the singleton duties", async () => {
+      // Lost again while queued: dutiesLost has run already, so nothing is started after it.
+      if (!this.#hadDuties) return;
+      try {
+        await this.#hooks.dutiesGained();
+      } catch (error) {
+        this.#hadDuties = false;
+        throw error;
+      }
+    });
+  }
+
+  #bump(shard: number): number {
+    const next = (this.#generation.get(shard) ?? 0) + 1;
+    this.#generation.set(shard, next);
+    return next;
+  }
+
+  /** Queues the supervisor's work on moved shards; a failure is logged, and the queue goes on. */
+  #enqueue(what: string, work: () => Promise<void>): void {
+    this.#settling = this.#settling.then(work).catch((error: unknown) => this.#log.warn(`${what} failed; the next period retries`, { error }));
   }
 }

@@ -67,19 +67,22 @@ export class ShardOwnership {
   }
 
   /**
-   * One period: release what the plan moved away, then acquire or renew the rest. Each shard's
-   * failure is its own: one failed call does not stop the others. `beforeRelease` runs first,
-   * so that the replica has stopped acting on those shards' sessions before a successor may.
+   * One period: the shards whose sessions have been handed off (`handedOff`) are released; the
+   * other held shards are renewed and those the plan gives this replica acquired. Returns the held
+   * shards the plan now gives another replica, `leaving` left out: they stay held, and renewed,
+   * until the caller has let their sessions go and passes them back as `handedOff`, so that a
+   * successor never acts on a session this replica still serves, and letting go may take longer
+   * than a renew deadline. Each shard's failure is its own: one failed call does not stop the others.
    */
-  async step(live: readonly string[], beforeRelease: (shards: number[]) => Promise<void> = async () => undefined): Promise<void> {
+  async step(live: readonly string[], leaving: ReadonlySet<number> = new Set(), handedOff: readonly number[] = []): Promise<number[]> {
     const { shardCount, identity } = this.#options;
     await this.#witnessAll();
-    const held = new Set(this.held().keys());
+    const released = new Set(handedOff);
+    const held = new Set([...this.held().keys()].filter((shard) => !released.has(shard)));
     const plan = planShards(shardCount, identity, live, held);
-    if (plan.release.length > 0) await beforeRelease(plan.release);
-    const releasing = new Set(plan.release);
-    const wanted = [...held].filter((shard) => !releasing.has(shard)).concat(plan.acquire);
-    await Promise.allSettled([...plan.release.map((shard) => this.#holder(shard).release()), ...wanted.map((shard) => this.#holder(shard).step())]);
+    const wanted = [...held, ...plan.acquire.filter((shard) => !leaving.has(shard))];
+    await Promise.allSettled([...handedOff.map((shard) => this.#holder(shard).release()), ...wanted.map((shard) => this.#holder(shard).step())]);
+    return plan.release.filter((shard) => !leaving.has(shard));
   }
 
   /** A graceful exit: every held shard released, so the others take them on their next period. */

@@ -168,10 +168,15 @@ function replica(store: LeaseStore, identity: string, start: number, shardCount:
     member,
     directory,
     shards,
+    /** Shards the plan moved away are handed off at once: released on the next tick. */
+    leaving: new Set<number>(),
     async tick() {
       await member.step();
       const live = await directory.refresh();
-      await shards.step(live.map((m) => m.identity));
+      const handedOff = [...this.leaving];
+      const moving = await shards.step(live.map((m) => m.identity), this.leaving, handedOff);
+      for (const shard of handedOff) this.leaving.delete(shard);
+      for (const shard of moving) this.leaving.add(shard);
     },
   };
 }
