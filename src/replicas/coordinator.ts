@@ -62,7 +62,7 @@ export class ReplicaCoordinator {
   readonly #serving = new Set<number>();
   /** Held shards the plan gives another replica, renewed until their sessions have been let go. */
   readonly #leaving = new Set<number>();
-  /** Shards of `#leaving` whose sessions have been let go: released at the next period. */
+  /** Shards of `#leaving` whose sessions have been let go: released first thing in the next period. */
   #handedOff: number[] = [];
   /** Bumped whenever a shard is gained or lost, so an adoption that finishes late serves only what is still its own. */
   readonly #generation = new Map<number, number>();
@@ -227,18 +227,19 @@ export class ReplicaCoordinator {
 
   async #runPeriod(): Promise<void> {
     try {
-      const [, members] = await Promise.all([this.#member.step(), this.#directory.refresh().catch(() => this.#directory.live())]);
-      this.#members = members;
       const handedOff = this.#handedOff.splice(0);
-      const [moving, duties] = await Promise.all([
-        this.#shards.step(members.map((member) => member.identity), this.#leaving, handedOff),
-        this.#duties.step(),
+      const [, members] = await Promise.all([
+        this.#member.step(),
+        this.#directory.refresh().catch(() => this.#directory.live()),
+        this.#shards.release(handedOff),
       ]);
+      this.#members = members;
       for (const shard of handedOff) {
         this.#leaving.delete(shard);
         this.#held.delete(shard);
       }
       if (handedOff.length > 0) void this.#tellReleased();
+      const [moving, duties] = await Promise.all([this.#shards.step(members.map((member) => member.identity), this.#leaving), this.#duties.step()]);
       if (moving.length > 0) this.#letGo(moving);
       this.#settle();
       if (duties.held && !this.#hadDuties) this.#takeUpDuties();

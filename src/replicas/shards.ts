@@ -67,22 +67,25 @@ export class ShardOwnership {
   }
 
   /**
-   * One period: the shards whose sessions have been handed off (`handedOff`) are released; the
-   * other held shards are renewed and those the plan gives this replica acquired. Returns the held
-   * shards the plan now gives another replica, `leaving` left out: they stay held, and renewed,
-   * until the caller has let their sessions go and passes them back as `handedOff`, so that a
+   * One period: the held shards are renewed and those the plan gives this replica acquired.
+   * Returns the held shards the plan now gives another replica, `leaving` left out: they stay
+   * held, and renewed, until the caller has let their sessions go and `release`s them, so that a
    * successor never acts on a session this replica still serves, and letting go may take longer
    * than a renew deadline. Each shard's failure is its own: one failed call does not stop the others.
    */
-  async step(live: readonly string[], leaving: ReadonlySet<number> = new Set(), handedOff: readonly number[] = []): Promise<number[]> {
+  async step(live: readonly string[], leaving: ReadonlySet<number> = new Set()): Promise<number[]> {
     const { shardCount, identity } = this.#options;
     await this.#witnessAll();
-    const released = new Set(handedOff);
-    const held = new Set([...this.held().keys()].filter((shard) => !released.has(shard)));
+    const held = new Set(this.held().keys());
     const plan = planShards(shardCount, identity, live, held);
     const wanted = [...held, ...plan.acquire.filter((shard) => !leaving.has(shard))];
-    await Promise.allSettled([...handedOff.map((shard) => this.#holder(shard).release()), ...wanted.map((shard) => this.#holder(shard).step())]);
+    await Promise.allSettled(wanted.map((shard) => this.#holder(shard).step()));
     return plan.release.filter((shard) => !leaving.has(shard));
+  }
+
+  /** Shards whose sessions have been let go, released so their successor acquires them at once. */
+  async release(shards: readonly number[]): Promise<void> {
+    await Promise.allSettled(shards.map((shard) => this.#holder(shard).release()));
   }
 
   /** A graceful exit: every held shard released, so the others take them on their next period. */

@@ -173,10 +173,9 @@ function replica(store: LeaseStore, identity: string, start: number, shardCount:
     async tick() {
       await member.step();
       const live = await directory.refresh();
-      const handedOff = [...this.leaving];
-      const moving = await shards.step(live.map((m) => m.identity), this.leaving, handedOff);
-      for (const shard of handedOff) this.leaving.delete(shard);
-      for (const shard of moving) this.leaving.add(shard);
+      await shards.release([...this.leaving]);
+      this.leaving.clear();
+      for (const shard of await shards.step(live.map((m) => m.identity), this.leaving)) this.leaving.add(shard);
     },
   };
 }
