@@ -97,7 +97,10 @@ export class SupervisorLink {
     // A failed connect or a dropped connection errors every stream on it; the session's own
     // error is reported through them.
     session.on("error", forget);
-    session.once("connect", () => session.setLocalWindowSize(CONNECTION_WINDOW_BYTES));
+    // node announces "connect" on a session destroyed while it was connecting (the deadline
+    // below, on a process too starved to see the socket connect in time); a window set on it
+    // would throw out of the event and end the process.
+    session.once("connect", () => session.destroyed || session.setLocalWindowSize(CONNECTION_WINDOW_BYTES));
     const timer = setTimeout(() => {
       if (!session.connecting) return;
       session.destroy(new LinkError(`no connection to the supervisor within ${CONNECT_TIMEOUT_MS} ms`));

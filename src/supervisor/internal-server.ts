@@ -30,7 +30,8 @@ function http2Server(handle: StreamHandler, sessions: Set<Http2Session>, keepali
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
     session.on("error", () => undefined);
-    session.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
+    // A connection its client gave up on may already be gone; setting a window on it would throw.
+    if (!session.destroyed) session.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
   });
   // Each stream is served under the api's request id, so the lines it causes name it.
   server.on("stream", (stream, headers) => withRequestId(requestIdFrom(headers[REQUEST_ID_HEADER]), () => handle(stream, headers)));
