@@ -72,6 +72,7 @@ export class ReplicaCoordinator {
   /** The supervisor's work on moved shards, one piece after another, apart from the periods. */
   #settling: Promise<void> = Promise.resolve();
   #stopped = false;
+  readonly #now: () => number;
 
   constructor(options: {
     store: LeaseStore;
@@ -85,6 +86,7 @@ export class ReplicaCoordinator {
   }) {
     const { store, settings, ownerId } = options;
     const now = options.now ?? Date.now;
+    this.#now = now;
     const prefix = leasePrefix(ownerId);
     const names = leaseNames(prefix);
     this.#settings = settings;
@@ -116,16 +118,22 @@ export class ReplicaCoordinator {
     if (!this.#stopped) this.#runNow();
   }
 
-  #schedule(): void {
+  /** The next period one retry period after this one began (at once if it took longer): renewals keep their rate when answers are slow. */
+  #schedule(startedAt: number): void {
     clearTimeout(this.#timer);
-    if (!this.#stopped) this.#timer = setTimeout(() => this.#runNow(), this.#settings.timing.retryMs);
+    const wait = Math.max(0, startedAt + this.#settings.timing.retryMs - this.#now());
+    if (!this.#stopped) this.#timer = setTimeout(() => this.#runNow(), wait);
   }
 
-  /** Periods never overlap: each runs after the one before, and the next is scheduled from its end. */
+  /** Periods never overlap: each runs after the one before. */
   #runNow(): void {
     clearTimeout(this.#timer);
     const before = this.#period ?? Promise.resolve();
-    this.#period = before.then(() => (this.#stopped ? undefined : this.#runPeriod())).finally(() => this.#schedule());
+    this.#period = before.then(async () => {
+      const startedAt = this.#now();
+      if (!this.#stopped) await this.#runPeriod();
+      this.#schedule(startedAt);
+    });
   }
 
   shardOf(sessionId: string): number {
@@ -228,10 +236,13 @@ export class ReplicaCoordinator {
   async #runPeriod(): Promise<void> {
     try {
       const handedOff = this.#handedOff.splice(0);
-      const [, members] = await Promise.all([
+      // Every renewal in the first round, so a slow apiserver delays them by one answer only.
+      const [, members, , , duties] = await Promise.all([
         this.#member.step(),
         this.#directory.refresh().catch(() => this.#directory.live()),
         this.#shards.release(handedOff),
+        this.#shards.renew(handedOff),
+        this.#duties.step(),
       ]);
       this.#members = members;
       for (const shard of handedOff) {
@@ -239,7 +250,7 @@ export class ReplicaCoordinator {
         this.#held.delete(shard);
       }
       if (handedOff.length > 0) void this.#tellReleased();
-      const [moving, duties] = await Promise.all([this.#shards.step(members.map((member) => member.identity), this.#leaving), this.#duties.step()]);
+      const moving = await this.#shards.acquire(members.map((member) => member.identity), this.#leaving);
       if (moving.length > 0) this.#letGo(moving);
       this.#settle();
       if (duties.held && !this.#hadDuties) this.#takeUpDuties();

@@ -31,6 +31,8 @@ export class LeaseHolder {
   #term: number | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
+  /** A step's calls are in flight: what a list shows meanwhile may be older than what it writes. */
+  #stepping = false;
   #stopped = false;
 
   constructor(options: LeaseHolderOptions) {
@@ -68,16 +70,27 @@ export class LeaseHolder {
   /**
    * A version of the Lease seen elsewhere (a list of all shard Leases): starts this observer's
    * clock on it, so a takeover waits one duration from the last change seen, not from the
-   * first step on the Lease. A newer version held by someone else ends this replica's hold.
+   * first step on the Lease. Ignored while this replica holds the Lease or is writing it: a list
+   * made beside its own renew may show the version before it, and the conditional renew is what
+   * finds out about another writer.
    */
   witness(lease: Lease): void {
-    if (lease.metadata.resourceVersion === this.#lease?.metadata.resourceVersion) return;
+    if (this.#stepping || this.holds() || lease.metadata.resourceVersion === this.#lease?.metadata.resourceVersion) return;
     this.#see(lease);
     if (viewOf(lease).holder !== this.#options.identity) this.#lose("");
   }
 
   /** One attempt to acquire or renew. A failed call keeps the state: holding decays on its own. */
   async step(): Promise<HoldState> {
+    this.#stepping = true;
+    try {
+      return await this.#step();
+    } finally {
+      this.#stepping = false;
+    }
+  }
+
+  async #step(): Promise<HoldState> {
     const { store, name, identity, timing, meta, now } = this.#options;
     // While it holds, the Lease it last wrote is current unless someone else wrote since, which
     // the conditional write finds out: the steady state is one write per period and no read.

@@ -67,19 +67,27 @@ export class ShardOwnership {
   }
 
   /**
-   * One period: the held shards are renewed and those the plan gives this replica acquired.
-   * Returns the held shards the plan now gives another replica, `leaving` left out: they stay
-   * held, and renewed, until the caller has let their sessions go and `release`s them, so that a
-   * successor never acts on a session this replica still serves, and letting go may take longer
-   * than a renew deadline. Each shard's failure is its own: one failed call does not stop the others.
+   * The first round of a period: every held shard renewed (`except` those being released), and
+   * beside the renewals one list of all shard Leases, which starts this replica's clock on those
+   * it does not hold. Each shard's failure is its own: one failed call does not stop the others.
    */
-  async step(live: readonly string[], leaving: ReadonlySet<number> = new Set()): Promise<number[]> {
+  async renew(except: readonly number[] = []): Promise<void> {
+    const skipped = new Set(except);
+    const held = [...this.held().keys()].filter((shard) => !skipped.has(shard));
+    await Promise.allSettled([this.#witnessAll(), ...held.map((shard) => this.#holder(shard).step())]);
+  }
+
+  /**
+   * The second round, once the live members are known: the shards the plan gives this replica
+   * acquired (`leaving` left out: still this replica's, being let go). Returns the held shards the
+   * plan now gives another replica, `leaving` left out: they stay held, and renewed, until the
+   * caller has let their sessions go and `release`s them, so that a successor never acts on a
+   * session this replica still serves, and letting go may take longer than a renew deadline.
+   */
+  async acquire(live: readonly string[], leaving: ReadonlySet<number> = new Set()): Promise<number[]> {
     const { shardCount, identity } = this.#options;
-    await this.#witnessAll();
-    const held = new Set(this.held().keys());
-    const plan = planShards(shardCount, identity, live, held);
-    const wanted = [...held, ...plan.acquire.filter((shard) => !leaving.has(shard))];
-    await Promise.allSettled(wanted.map((shard) => this.#holder(shard).step()));
+    const plan = planShards(shardCount, identity, live, new Set(this.held().keys()));
+    await Promise.allSettled(plan.acquire.filter((shard) => !leaving.has(shard)).map((shard) => this.#holder(shard).step()));
     return plan.release.filter((shard) => !leaving.has(shard));
   }
 
@@ -97,7 +105,8 @@ export class ShardOwnership {
    * One list of every shard Lease per period, so that each replica's clock on a shard it does not
    * hold starts at the last change: a crashed holder's shards are taken one lease duration after
    * its last renew, not one duration after a survivor first looks at them. A failed list only
-   * delays that; the steps that follow read what they need.
+   * delays that; the steps that follow read what they need. The shards it holds ignore the list
+   * (`LeaseHolder.witness`).
    */
   async #witnessAll(): Promise<void> {
     const { store, installation, prefix, shardCount } = this.#options;

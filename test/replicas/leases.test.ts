@@ -175,7 +175,8 @@ function replica(store: LeaseStore, identity: string, start: number, shardCount:
       const live = await directory.refresh();
       await shards.release([...this.leaving]);
       this.leaving.clear();
-      for (const shard of await shards.step(live.map((m) => m.identity), this.leaving)) this.leaving.add(shard);
+      await shards.renew();
+      for (const shard of await shards.acquire(live.map((m) => m.identity), this.leaving)) this.leaving.add(shard);
     },
   };
 }
