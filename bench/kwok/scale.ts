@@ -74,13 +74,18 @@ export async function runKwokScaleBench(mode: EntryMode, options: KwokScaleOptio
   progress(`kwok: control plane with ${nodes} fake nodes × ${PODS_PER_NODE} pods…`);
   const cluster = await startKwokCluster({ nodes, podsPerNode: PODS_PER_NODE, kwokBinary });
   let replicas: KwokReplica[] = [];
-  // An interrupt tears everything down before the process goes.
+  // An interrupt tears everything down before the process goes. Ctrl-C reaches this process
+  // twice (from the terminal's process group and relayed by tsx/npm): a repeat must not end
+  // the process by the default action halfway through the teardown.
+  let tearingDown = false;
   const onSignal = (signal: NodeJS.Signals) => {
+    if (tearingDown) return;
+    tearingDown = true;
     progress(`kwok: ${signal}, tearing down…`);
     void closeReplicas(replicas).finally(() => cluster.stop().finally(() => process.exit(130)));
   };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   try {
     replicas = await startKwokReplicas(cluster, { count: options.replicas, maxSessions: options.sessions, mode });
     const rows = await measure(cluster, replicas, options, progress);
