@@ -33,6 +33,8 @@ export class LeaseHolder {
   #running: Promise<unknown> | undefined;
   /** A step's calls are in flight: what a list shows meanwhile may be older than what it writes. */
   #stepping = false;
+  /** A list showed the Lease since the last step: that step needs no read of its own. */
+  #witnessed = false;
   #stopped = false;
 
   constructor(options: LeaseHolderOptions) {
@@ -75,7 +77,9 @@ export class LeaseHolder {
    * finds out about another writer.
    */
   witness(lease: Lease): void {
-    if (this.#stepping || this.holds() || lease.metadata.resourceVersion === this.#lease?.metadata.resourceVersion) return;
+    if (this.#stepping || this.holds()) return;
+    this.#witnessed = true;
+    if (lease.metadata.resourceVersion === this.#lease?.metadata.resourceVersion) return;
     this.#see(lease);
     if (viewOf(lease).holder !== this.#options.identity) this.#lose("");
   }
@@ -94,7 +98,13 @@ export class LeaseHolder {
     const { store, name, identity, timing, meta, now } = this.#options;
     // While it holds, the Lease it last wrote is current unless someone else wrote since, which
     // the conditional write finds out: the steady state is one write per period and no read.
-    if (!this.holds() || !this.#lease) this.#see(await store.read(name));
+    // A Lease a list has just shown is taken over with no read either (a released shard: one
+    // write); if it changed since, the conditional write loses and the next step reads.
+    const witnessed = this.#witnessed;
+    this.#witnessed = false;
+    if (!this.holds() || !this.#lease) {
+      if (!witnessed || !this.#lease) this.#see(await store.read(name));
+    }
     const started = now();
     const step = nextStep(this.#observation, identity, timing.durationSeconds, started);
     if (step.kind === "wait") return this.#lose(step.holder);

@@ -237,6 +237,32 @@ describe("three replicas sharing shards", () => {
   });
 });
 
+describe("taking a released shard", () => {
+  it("takes it with one write and no read: the list of shard Leases it has just seen stands in for one", async () => {
+    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
+    const reads: string[] = [];
+    // The same store, its reads counted.
+    const counted = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, store.namespace);
+    const read = counted.read.bind(counted);
+    counted.read = (name: string) => {
+      reads.push(name);
+      return read(name);
+    };
+    const a = replica(store, "runner-a", 0, 4);
+    const b = replica(counted, "runner-b", 5e9, 4);
+    await rounds([a], 1);
+    // b lists the shards every period: a holds them all, so b waits and reads nothing.
+    await b.shards.renew();
+    expect(await b.shards.acquire(["runner-b"])).toEqual([]);
+    await a.shards.releaseAll();
+    reads.length = 0;
+    await b.shards.renew();
+    await b.shards.acquire(["runner-b"]);
+    expect(holders([b], 4)).toEqual(Array(4).fill("runner-b"));
+    expect(reads).toEqual([]);
+  });
+});
+
 describe("the fence on a session pod", () => {
   it("refuses the predecessor's write once the successor stamped the pod: 409 on the stale version, then the newer term on re-read", async () => {
     const ns = await freshNamespace(c);
