@@ -5,12 +5,14 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
+import { behaviourFor } from "./behaviour.ts";
 import type { Kubelet } from "./kubelet.ts";
 import { pickContainer } from "./logs.ts";
 import type { KubeObject } from "./object.ts";
 import { badRequest, StatusError } from "./status.ts";
 import { runScript } from "./commands.ts";
 import { execProgram, execStatus, notFoundStatus } from "./exec.ts";
+import { HOST_IP } from "./node.ts";
 import { onlcr } from "./tty.ts";
 
 const SUPPORTED_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
@@ -34,6 +36,26 @@ function frame(channel: number, data: Buffer): Buffer {
 function readySignal(send: (channel: number, data: Buffer) => void, stdout: boolean, stderr: boolean): void {
   if (stdout) send(STDOUT, Buffer.alloc(0));
   else if (stderr) send(STDERR, Buffer.alloc(0));
+}
+
+/** The kubelet's streaming port, which the apiserver dials for an attach. */
+const KUBELET_PORT = 10250;
+
+/**
+ * What kube-apiserver's stream translator writes when it cannot reach the kubelet: it has
+ * already upgraded the client's WebSocket (and sent the ready signal), so the failure comes as an
+ * InternalError Status on the error channel, and the stream closes.
+ */
+function kubeletUnreachableStatus(): Record<string, unknown> {
+  const cause = `dial tcp ${HOST_IP}:${KUBELET_PORT}: connect: connection refused`;
+  return {
+    metadata: {},
+    status: "Failure",
+    message: `Internal error occurred: ${cause}`,
+    reason: "InternalError",
+    details: { causes: [{ message: cause }] },
+    code: 500,
+  };
 }
 
 /** Answers a refused upgrade with its Status, before any WebSocket exists. */
@@ -92,7 +114,15 @@ export class AttachServer {
       refuse(socket, err);
       return;
     }
-    const { proc, wantStdin } = prepared;
+    const { name, proc, wantStdin } = prepared;
+    if (behaviourFor(pod, name)["attach-closes-at-once"]) {
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        readySignal((channel, data) => ws.send(frame(channel, data)), true, false);
+        ws.send(frame(ERROR, Buffer.from(JSON.stringify(kubeletUnreachableStatus()))));
+        ws.close(1000);
+      });
+      return;
+    }
     const flag = (k: string) => query.get(k) === "true" || query.get(k) === "1";
     const wantStdout = flag("stdout");
     const wantStderr = flag("stderr");

@@ -41,6 +41,7 @@ const AnnotationSchemas = {
   "report-resize": bool,
   "tick-ms": int(1, 86_400_000),
   "attach-delay-ms": int(0, 60_000),
+  "attach-closes-at-once": bool,
   "report-start": bool,
   "termination-message": v.string(),
   "kernel-ports": portList,

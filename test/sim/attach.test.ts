@@ -125,6 +125,32 @@ describe("attach", () => {
     expect(code).toBe(400);
   });
 
+  // As kube-apiserver's stream translator answers when it cannot reach the kubelet: the
+  // WebSocket is upgraded first, so the failure comes in the stream, which then closes.
+  it("with attach-closes-at-once, opens, sends an InternalError Status and closes, every time, while the container runs", async () => {
+    const ns = await freshNamespace(c);
+    const annotations = { "sim.k8s-runner.dev/attach-closes-at-once": "true" };
+    await c.core.createNamespacedPod({ namespace: ns, body: pod("refusing", { annotations, container: { stdin: true, tty: true } }) });
+    await running(ns, "refusing");
+    const url = `${c.cluster.url.replace("http", "ws")}/api/v1/namespaces/${ns}/pods/refusing/attach?container=main&stdin=true&stdout=true&tty=true`;
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const ws = new WebSocket(url, ["v5.channel.k8s.io"]);
+      const frames: Buffer[] = [];
+      ws.on("message", (d: Buffer) => frames.push(d));
+      const code = await new Promise<number>((resolve, reject) => ws.once("close", resolve).once("error", reject));
+      expect(code).toBe(1000);
+      expect(frames.map((frame) => frame[0])).toEqual([1, 3]);
+      expect(frames[0]!.byteLength).toBe(1);
+      expect(JSON.parse(frames[1]!.subarray(1).toString())).toMatchObject({
+        status: "Failure",
+        reason: "InternalError",
+        code: 500,
+        message: expect.stringMatching(/^Internal error occurred: dial tcp .*:10250: connect: connection refused$/),
+      });
+    }
+    expect((await c.core.readNamespacedPod({ name: "refusing", namespace: ns })).status?.phase).toBe("Running");
+  });
+
   it("can be cut by a fault, without a status frame", async () => {
     const ns = await freshNamespace(c);
     await c.core.createNamespacedPod({ namespace: ns, body: pod("cut", { container: { stdin: true, tty: true } }) });

@@ -4,14 +4,15 @@
  * (from the pod log), the terminal size sent on every attach, keystrokes typed
  * before it, and the re-attach of a stream cut while the container still runs — never of a
  * container that has ended — retried while the control plane restarts (an apiserver that
- * comes back refuses attaches until it has synced).
+ * comes back refuses attaches until it has synced), and given up, said once, when every attach
+ * is refused or closes as soon as it opens (attach-retry.ts).
  */
 import type { ByteStreamTag } from "../../contract/wire.ts";
 import { withDeadline } from "../cluster/api.ts";
 import type { KubeContext } from "../context.ts";
-import { type Attachment, attachContainer } from "../io/attach.ts";
+import { type AttachEnd, type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
-import { attachRetryPause } from "../retry/attach-retry.ts";
+import { type Reattach, attachRetryPause, closedAtOnceReason, reattachAfterClose } from "../retry/attach-retry.ts";
 import { type LogLine, type LogPosition, asShownByTerminal, bytesAfter, parseStampedLog, positionAfter, secondsSince } from "./log-position.ts";
 import { OutputJoiner } from "./output-joiner.ts";
 import { LiveAfterLog, liveStart } from "./overlap.ts";
@@ -206,7 +207,7 @@ export class ContainerTerminal {
     return pod?.status?.phase === "Running" && status?.state?.running !== undefined;
   }
 
-  /** `attempt` counts the tries of this attach since the last stream that opened. */
+  /** `attempt` counts the tries of this attach since the last stream that stayed open (attach-retry.ts). */
   async #attach(first: boolean, attempt = 1): Promise<void> {
     if (this.#closed) return;
     // Until the log is joined, live output waits, so the two are shown without a loss or a repeat.
@@ -232,7 +233,10 @@ export class ContainerTerminal {
       return;
     }
     if (this.#closed) return attachment.close();
-    if (!holding) return this.#use(attachment);
+    // Timed from here, not from when it is used: a stream can close while the log is joined.
+    const openedAt = Date.now();
+    const ended = attachment.closed.then((end) => ({ end, openedAt, closedAt: Date.now(), attempt }));
+    if (!holding) return this.#use(attachment, ended);
     // The join goes on while the session's start does (its debug stream must not wait for a
     // quiet app). Keystrokes wait until it is done: their echo must not reach the log before it
     // is read, or output that repeats itself (a paste's echo) could not be placed in it.
@@ -246,19 +250,19 @@ export class ContainerTerminal {
           this.#emit(join.giveUp());
         }, JOIN_WAIT_MS).unref();
       }
-      this.#use(attachment);
+      this.#use(attachment, ended);
     });
   }
 
   /** The attach takes the terminal's size and the keystrokes typed so far. */
-  #use(attachment: Attachment): void {
+  #use(attachment: Attachment, ended: Promise<StreamClose>): void {
     this.#joiningLog = false;
     if (this.#closed) return attachment.close();
     this.#attachment = attachment;
     attachment.resize(this.#size.cols, this.#size.rows);
     for (const bytes of this.#earlyStdin.splice(0)) attachment.writeStdin(bytes);
     this.#earlyStdinBytes = 0;
-    void attachment.closed.then(() => this.#onClosed(attachment));
+    void ended.then((close) => this.#onClosed(attachment, close));
   }
 
   /**
@@ -309,23 +313,41 @@ export class ContainerTerminal {
    */
   #refused(error: unknown, first: boolean, attempt: number): void {
     const pause = attachRetryPause(error, attempt, this.#ctx.timings.reattachDelayMs);
-    setTimeout(() => {
-      if (this.#closed || !this.#containerRunning()) return;
-      if (pause !== undefined) return void this.#attach(first, attempt + 1);
-      const gaveUp = attempt > 1 ? `; gave up after ${attempt} attempts` : "";
-      this.#target.say(`failed to attach${this.#target.tty ? " PTY" : ""}: ${apiReason(error)}${gaveUp}`);
-    }, pause ?? this.#ctx.timings.reattachDelayMs).unref();
+    this.#tryAgain(first, { attempt: attempt + 1, pauseMs: pause }, () => apiReason(error));
   }
 
-  /** A stream cut while the container still runs (network, apiserver restart) is re-attached. */
-  #onClosed(attachment: Attachment): void {
+  /**
+   * A stream cut while the container still runs (network, apiserver restart) is re-attached; one
+   * that closed as soon as it opened was a failed attempt (attach-retry.ts), retried as a refusal is.
+   */
+  #onClosed(attachment: Attachment, close: StreamClose): void {
     if (this.#closed || this.#attachment !== attachment) return;
     this.#attachment = undefined;
+    const next = reattachAfterClose(close.end, close.openedAt, close.closedAt, close.attempt, this.#ctx.timings.reattachDelayMs);
+    this.#tryAgain(false, next, () => {
+      this.#ctx.log.warn("gave up re-attaching a terminal whose attach stream closes as soon as it opens", {
+        pod: this.#target.podName,
+        container: this.#target.container,
+        end: close.end.status ?? close.end.error?.message,
+      });
+      return closedAtOnceReason(close.end);
+    });
+  }
+
+  /** After the pause, the next attempt while the container runs; without one, why, said once. */
+  #tryAgain(first: boolean, next: Reattach, reason: () => string): void {
     setTimeout(() => {
-      if (!this.#closed && this.#containerRunning()) void this.#attach(false);
-    }, this.#ctx.timings.reattachDelayMs).unref();
+      if (this.#closed || !this.#containerRunning()) return;
+      if (next.pauseMs !== undefined) return void this.#attach(first, next.attempt);
+      const tried = next.attempt - 1;
+      const gaveUp = tried > 1 ? `; gave up after ${tried} attempts` : "";
+      this.#target.say(`failed to attach${this.#target.tty ? " PTY" : ""}: ${reason()}${gaveUp}`);
+    }, next.pauseMs ?? this.#ctx.timings.reattachDelayMs).unref();
   }
 }
+
+/** An open attach stream's end, with the attempt it was and when it opened and closed. */
+type StreamClose = { end: AttachEnd; openedAt: number; closedAt: number; attempt: number };
 
 /** The first attach's output while its log is joined: held, and waited for. */
 class HeldOutput {
