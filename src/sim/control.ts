@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import * as v from "valibot";
 import type { Faults } from "./fault-api.ts";
 import { LostDownloadRuleSchema } from "./download.ts";
-import { FailRuleSchema, LatencyRuleSchema } from "./faults.ts";
+import { FailRuleSchema, LatencyRuleSchema, LostAnswerRuleSchema } from "./faults.ts";
 import { readBody, sendJson } from "./http-util.ts";
 
 const DropWatches = v.object({ resource: v.optional(v.string()) });
@@ -47,6 +47,9 @@ export async function handleControl(target: ControlTarget, req: IncomingMessage,
         return sendJson(res, 200, target.audit());
       case "POST /faults/fail":
         f.failNext(await body(FailRuleSchema));
+        return sendJson(res, 200, { ok: true });
+      case "POST /faults/lose-answers":
+        f.loseAnswers(await body(LostAnswerRuleSchema));
         return sendJson(res, 200, { ok: true });
       case "POST /faults/latency":
         f.addLatency(await body(LatencyRuleSchema));

@@ -3,7 +3,7 @@
 // attach streams cut, a pod exiting or vanishing behind its back, an answer lost on its way to a pod.
 import type { AttachServer } from "./attach.ts";
 import type { LostDownloadRule, PodNetwork } from "./download.ts";
-import { RequestFaults, type FailRule, type LatencyRule } from "./faults.ts";
+import { RequestFaults, type FailRule, type LatencyRule, type LostAnswerRule } from "./faults.ts";
 import type { Kubelet } from "./kubelet.ts";
 import { lookupType, RESOURCE_TYPES } from "./resources.ts";
 import type { Store } from "./store.ts";
@@ -22,6 +22,11 @@ export class Faults {
   /** The next `count` (default 1) requests matching verb/resource/subresource/namespace answer `code`. */
   failNext(rule: FailRule): void {
     this.requests.failNext(rule);
+  }
+
+  /** The next `count` (default 1) matching requests are served and their answers lost (the connection cut). */
+  loseAnswers(rule: LostAnswerRule): void {
+    this.requests.loseAnswers(rule);
   }
 
   /** Every matching request waits `ms` before it is served. */

@@ -22,6 +22,17 @@ export const FailRuleSchema = v.object({
 });
 export type FailRule = v.InferInput<typeof FailRuleSchema>;
 
+/**
+ * The next `count` matching requests are served, and then their answer is lost: the connection
+ * is cut before it is written, as when a client's deadline passes or the network drops while
+ * the apiserver answers. The client cannot tell whether the request took effect.
+ */
+export const LostAnswerRuleSchema = v.object({
+  ...Match,
+  count: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1),
+});
+export type LostAnswerRule = v.InferInput<typeof LostAnswerRuleSchema>;
+
 export const LatencyRuleSchema = v.object({
   ...Match,
   ms: v.pipe(v.number(), v.integer(), v.minValue(0)),
@@ -38,13 +49,21 @@ function matches(rule: MatchFields, info: RequestInfo): boolean {
   return true;
 }
 
+/** A failure rule or a lost-answer rule, in the one list their order is kept in. */
+type FailureRule = (({ kind: "fail" } & v.InferOutput<typeof FailRuleSchema>) | ({ kind: "lose" } & v.InferOutput<typeof LostAnswerRuleSchema>)) & { remaining: number };
+
 export class RequestFaults {
-  private failures: (v.InferOutput<typeof FailRuleSchema> & { remaining: number })[] = [];
+  private failures: FailureRule[] = [];
   private latencies: v.InferOutput<typeof LatencyRuleSchema>[] = [];
 
   failNext(rule: FailRule): void {
     const r = v.parse(FailRuleSchema, rule);
-    this.failures.push({ ...r, remaining: r.count });
+    this.failures.push({ kind: "fail", ...r, remaining: r.count });
+  }
+
+  loseAnswers(rule: LostAnswerRule): void {
+    const r = v.parse(LostAnswerRuleSchema, rule);
+    this.failures.push({ kind: "lose", ...r, remaining: r.count });
   }
 
   addLatency(rule: LatencyRule): void {
@@ -61,12 +80,16 @@ export class RequestFaults {
     return this.latencies.filter((l) => matches(l, info)).reduce((n, l) => n + l.ms, 0);
   }
 
-  /** Consumes one matching failure rule, if any, and returns the error to answer with. */
-  takeFailure(info: RequestInfo): StatusError | undefined {
+  /**
+   * Consumes the first matching rule, if any: the error to answer with, or "lose" for a request
+   * to serve and then cut off before its answer.
+   */
+  takeFailure(info: RequestInfo): StatusError | "lose" | undefined {
     const i = this.failures.findIndex((f) => matches(f, info));
     if (i < 0) return undefined;
     const f = this.failures[i]!;
     if (--f.remaining === 0) this.failures.splice(i, 1);
+    if (f.kind === "lose") return "lose";
     return injected(f.code, f.message ?? `injected fault: ${info.verb} ${info.type.plural}${info.subresource ? `/${info.subresource}` : ""} answered ${f.code}`);
   }
 }

@@ -35,16 +35,28 @@ function asStatus(err: unknown): StatusError {
   return internalError(err instanceof Error ? err.message : String(err));
 }
 
+/** The request is served as usual, but its answer never leaves: the connection is cut instead. */
+function loseAnswer(req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead = (() => res) as unknown as ServerResponse["writeHead"];
+  res.write = (() => true) as unknown as ServerResponse["write"];
+  res.end = (() => {
+    req.socket.destroy();
+    return res;
+  }) as unknown as ServerResponse["end"];
+}
+
 export function createSimServer(parts: ServerParts): http.Server {
   const { store, api, kubelet, attach, counters, audit, requestFaults } = parts;
 
-  /** Accounting and injected faults, applied to every API request before it is served. */
-  async function gate(info: RequestInfo): Promise<void> {
+  /** Accounting and injected faults, applied to every API request before it is served; true: serve it, then lose the answer. */
+  async function gate(info: RequestInfo): Promise<boolean> {
     counters.record(info);
     const delay = requestFaults.latencyFor(info);
     if (delay > 0) await sleep(delay);
     const failure = requestFaults.takeFailure(info);
+    if (failure === "lose") return true;
     if (failure) throw failure;
+    return false;
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -78,7 +90,7 @@ export function createSimServer(parts: ServerParts): http.Server {
       const at = Date.now();
       res.once("finish", () => audit.record(info, String(req.headers["user-agent"] ?? ""), res.statusCode, at));
     }
-    await gate(info);
+    if (await gate(info)) loseAnswer(req, res);
     if (info.subresource === "log") {
       const pod = store.get(info.type, info.namespace, info.name!);
       if (!pod) throw notFound({ group: "", plural: "pods" }, info.name!);

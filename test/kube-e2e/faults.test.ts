@@ -66,6 +66,23 @@ describe("faults", () => {
     await stopAndWaitGone(sessionId);
   });
 
+  it("retries a pod create whose answer was lost (the pod was created), and the session runs on that one pod", async () => {
+    runner.sim.faults.loseAnswers({ verb: "create", resource: "pods" });
+    const sessionId = await running();
+    expect((await runner.sessionPods()).filter((name) => name.startsWith(`telo-run-${sessionId}`))).toEqual([`telo-run-${sessionId}`]);
+    await stopAndWaitGone(sessionId);
+  });
+
+  it("deletes the pod a failed start's lost create made, so nothing is left running", async () => {
+    // The first create makes the pod but its answer is lost; the retry is refused for good.
+    runner.sim.faults.loseAnswers({ verb: "create", resource: "pods" });
+    runner.sim.faults.failNext({ verb: "create", resource: "pods", code: 403 });
+    const { sessionId } = await runner.client.createSession(sessionBody());
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    expect(end).toMatchObject({ type: "status", status: { kind: "failed" } });
+    await waitFor("the pod to be gone", async () => !(await runner.sessionPods()).includes(`telo-run-${sessionId}`) || undefined);
+  });
+
   it("re-attaches the terminal when the attach stream is cut", async () => {
     const sessionId = await running();
     const terminal = runner.client.terminal(sessionId);

@@ -84,6 +84,10 @@ export class SessionPod {
       created = await createPod(this.#ctx, body, this.deadlineAt, this.#options.stopRequested);
     } catch (error) {
       this.release();
+      // An attempt whose answer never came may have created the pod after all (an apiserver that
+      // answered past the call's deadline): nothing would delete it, so it is deleted now; where
+      // there is none, the delete answers 404 and that is all it costs.
+      this.delete().catch((failure: unknown) => this.collect(failure));
       throw error;
     }
     this.check();

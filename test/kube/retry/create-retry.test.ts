@@ -12,9 +12,13 @@ describe("createRetryPause", () => {
     expect(createRetryPause(apiError(503), 3, NOW, FAR)).toBe(1000);
   });
 
-  it("never retries a refusal that will not pass, nor an unreachable API", () => {
+  it("never retries a refusal that will not pass", () => {
     for (const code of [400, 403, 404, 409, 422]) expect(createRetryPause(apiError(code), 1, NOW, FAR)).toBeUndefined();
-    expect(createRetryPause(new Error("ECONNREFUSED"), 1, NOW, FAR)).toBeUndefined();
+  });
+
+  it("retries a call that got no answer (its deadline passed, the connection was cut or refused): the pod may exist, which the retry finds out", () => {
+    expect(createRetryPause(new Error("the pod create call did not answer within 30s"), 1, NOW, FAR)).toBe(250);
+    expect(createRetryPause(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }), 2, NOW, FAR)).toBe(500);
   });
 
   it("gives up after the last attempt and before the start deadline", () => {
