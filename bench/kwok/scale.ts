@@ -153,8 +153,9 @@ async function measure(cluster: KwokCluster, replicas: KwokReplica[], options: K
 
   progress("kwok: deleting the sessions…");
   const refused = await deleteSessions(replicas, started.created, options.width);
-  const podsGoneSeconds = await podsGone(cluster, Math.max(300_000, options.sessions * 100));
-  row("delete all → pods gone", podsGoneSeconds, "s", refused > 0 ? { note: `${refused} delete(s) refused` } : {});
+  const gone = await podsGone(cluster, Math.max(300_000, options.sessions * 100));
+  if (gone.seconds !== undefined) row("delete all → pods gone", gone.seconds, "s", refused > 0 ? { note: `${refused} delete(s) refused` } : {});
+  row("session pods left after the deletes", gone.left, "pods", { target: "0", verdict: gone.left === 0 ? "met" : "MISSED", ...(refused > 0 && { note: `${refused} delete(s) refused` }) });
   return rows;
 }
 
@@ -245,16 +246,24 @@ async function attachSettled(cluster: KwokCluster): Promise<{ attach: number; lo
   }
 }
 
-/** Seconds until no pod the runner manages is left in the session namespace. */
-async function podsGone(cluster: KwokCluster, timeoutMs: number): Promise<number> {
+/**
+ * Seconds until no pod the runner manages is left in the session namespace; past `timeoutMs`,
+ * how many are left instead (a figure of the run, not a reason to lose the others).
+ */
+async function podsGone(cluster: KwokCluster, timeoutMs: number): Promise<{ seconds: number | undefined; left: number }> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(cluster.adminKubeconfig);
   const core = kubeConfig.makeApiClient(CoreV1Api);
+  const selector = { namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.managedBy}=telo-k8s-runner` };
   const start = performance.now();
-  await waitFor("the session pods to be gone", async () => {
-    const list = await core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.managedBy}=telo-k8s-runner`, limit: 1 });
-    await sleep(1000);
-    return list.items.length === 0;
-  }, timeoutMs);
-  return (performance.now() - start) / 1000;
+  try {
+    await waitFor("the session pods to be gone", async () => {
+      const list = await core.listNamespacedPod({ ...selector, limit: 1 });
+      await sleep(1000);
+      return list.items.length === 0;
+    }, timeoutMs);
+    return { seconds: (performance.now() - start) / 1000, left: 0 };
+  } catch {
+    return { seconds: undefined, left: (await core.listNamespacedPod(selector)).items.length };
+  }
 }
