@@ -236,14 +236,17 @@ export class ReplicaCoordinator {
   async #runPeriod(): Promise<void> {
     try {
       const handedOff = this.#handedOff.splice(0);
-      // Every renewal in the first round, so a slow apiserver delays them by one answer only.
+      // Every renewal in the first round, so a slow apiserver delays them by one answer only;
+      // each call's failure is its own (a failed renew decays on its own clock).
+      const failed = (what: string) => (error: unknown) => void this.#log.warn(`${what} failed; the next period tries again`, { error });
       const [, members, , , duties] = await Promise.all([
-        this.#member.step(),
+        this.#member.step().catch(failed("renewing this replica's member Lease")),
         this.#directory.refresh().catch(() => this.#directory.live()),
         this.#shards.release(handedOff),
         this.#shards.renew(handedOff),
-        this.#duties.step(),
+        this.#duties.step().catch(failed("stepping the duties Lease")),
       ]);
+      const dutiesHeld = duties ? duties.held : this.#duties.holds();
       this.#members = members;
       for (const shard of handedOff) {
         this.#leaving.delete(shard);
@@ -253,9 +256,9 @@ export class ReplicaCoordinator {
       const moving = await this.#shards.acquire(members.map((member) => member.identity), this.#leaving);
       if (moving.length > 0) this.#letGo(moving);
       this.#settle();
-      if (duties.held && !this.#hadDuties) this.#takeUpDuties();
-      if (!duties.held && this.#hadDuties) this.#hooks.dutiesLost();
-      this.#hadDuties = duties.held;
+      if (dutiesHeld && !this.#hadDuties) this.#takeUpDuties();
+      if (!dutiesHeld && this.#hadDuties) this.#hooks.dutiesLost();
+      this.#hadDuties = dutiesHeld;
     } catch (error) {
       this.#log.warn("a replica coordination period failed; the next one retries", { error });
     }

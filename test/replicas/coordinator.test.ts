@@ -26,9 +26,9 @@ function gate() {
   return { opened, open };
 }
 
-function coordinator(identity: string, hooks: Partial<CoordinatorHooks>) {
+function coordinator(identity: string, hooks: Partial<CoordinatorHooks>, leases = store) {
   return new ReplicaCoordinator({
-    store,
+    store: leases,
     settings: { identity, peerAddress: `${identity}.peers:8065`, shardCount: SHARDS, timing: TIMING },
     ownerId: "coord",
     credential: "secret",
@@ -103,5 +103,24 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
     await waitFor("b serving the shards it won", () => moving.every((shard) => b.owns(ids[shard]!)));
     for (const shard of moving) expect(a.writerFor(ids[shard]!)).toBeUndefined();
     await Promise.all([a.handOver(), b.handOver()]);
+  });
+
+  it("keeps renewing its shards while its member Lease cannot be written", async () => {
+    // The same namespace's Leases, with every write of a member Lease refused once told to.
+    const failing = new LeaseStore({ coordination: c.kc.makeApiClient(CoordinationV1Api) }, store.namespace);
+    let refuseMembers = false;
+    const replace = failing.replace.bind(failing);
+    failing.replace = (current, meta, spec) => {
+      if (refuseMembers && current.metadata.name.includes("-member-")) return Promise.reject(Object.assign(new Error("injected: the apiserver refused"), { code: 500 }));
+      return replace(current, meta, spec);
+    };
+    const a = coordinator("replica-m", {}, failing);
+    await a.start();
+    const ids = idsByShard(a);
+    refuseMembers = true;
+    await pause(TIMING.renewDeadlineMs * 2);
+    for (const id of ids) expect(a.writerFor(id), "shard still held").toBeDefined();
+    refuseMembers = false;
+    await a.handOver();
   });
 });
