@@ -21,8 +21,12 @@ import { ShardOwnership } from "./shards.ts";
 
 /** What the supervisor does when the coordination moves sessions. */
 export interface CoordinatorHooks {
-  /** Shards about to be released or already lapsed: stop acting on their sessions. */
-  releasing(shards: number[]): Promise<void>;
+  /**
+   * Shards about to be released or already lapsed: stop acting on their sessions. `unhurried`:
+   * the shards stay held until this is done (a planned move), so saving the sessions' stream
+   * positions may take as long as it takes; otherwise (a lapse, an exit) it is bounded.
+   */
+  releasing(shards: number[], unhurried?: boolean): Promise<void>;
   /** Shards newly held: take over their sessions. */
   acquired(shards: number[]): Promise<void>;
   /** The singleton duties were gained. */
@@ -275,7 +279,7 @@ export class ReplicaCoordinator {
     }
     this.#enqueue("handing sessions to another replica", async () => {
       try {
-        await this.#hooks.releasing(shards);
+        await this.#hooks.releasing(shards, true);
       } finally {
         this.#handedOff.push(...shards);
         this.nudge();

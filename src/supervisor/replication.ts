@@ -13,7 +13,7 @@ import { LeaseStore } from "../replicas/lease-store.ts";
 import { sharedPeerCredential } from "../replicas/peer-credential.ts";
 import { PeerClients } from "./peer-clients.ts";
 import { poolPeers } from "./pool-peers.ts";
-import type { SessionService } from "./session-service.ts";
+import { HANDOVER_BOUND_MS, type SessionService } from "./session-service.ts";
 
 /**
  * Undefined for one replica. For several: the core config with the peer credential filled in
@@ -43,8 +43,8 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
     return (sessionId: string) => set.has(coordinator.shardOf(sessionId));
   };
   const coordinator = coordinate({
-    releasing: async (shards) => {
-      const count = await service.handOff(inShards(shards));
+    releasing: async (shards, unhurried) => {
+      const count = await service.handOff(inShards(shards), unhurried ? undefined : HANDOVER_BOUND_MS);
       if (count > 0) log.info("sessions handed to other replicas", { count, shards });
     },
     acquired: async (shards) => {

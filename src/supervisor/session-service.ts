@@ -38,8 +38,8 @@ export type SupervisorTimings = {
   resizeThrottleMs: number;
 };
 
-/** How long a handover may spend saving stream positions before the shards are released anyway. */
-const HANDOVER_BOUND_MS = 4_000;
+/** How long a hurried handover (a lapse, an exit) may spend saving stream positions before the shards are released anyway. */
+export const HANDOVER_BOUND_MS = 4_000;
 
 export const DEFAULT_TIMINGS: SupervisorTimings = { heartbeatMs: 20_000, watchTickMs: 5_000, resizeThrottleMs: 50 };
 
@@ -118,9 +118,10 @@ export class SessionService {
   /**
    * The sessions `moving` selects are another replica's now: let go without ending them, each
    * handing over the ids it gave out last (docs/replicas.md "Output across a handover"), within
-   * `boundMs` altogether: a slow apiserver must not hold the shards' release.
+   * `boundMs` altogether where given (a slow apiserver must not hold an exit), else for as long
+   * as the saves take (each call has its own deadline).
    */
-  async handOff(moving: (sessionId: string) => boolean, boundMs = HANDOVER_BOUND_MS): Promise<number> {
+  async handOff(moving: (sessionId: string) => boolean, boundMs?: number): Promise<number> {
     const sessions = this.registry.all().filter((session) => moving(session.id));
     let unsaved = sessions.length;
     const handovers = sessions.map(async (session) => {
@@ -136,7 +137,7 @@ export class SessionService {
       }
     });
     let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+    const bound = new Promise<void>((resolve) => boundMs !== undefined && (timer = setTimeout(resolve, boundMs)));
     await Promise.race([Promise.all(handovers), bound]).finally(() => clearTimeout(timer));
     // Their successor starts their streams past the saved ids it cannot find: each client is told of a gap.
     if (unsaved > 0) this.log.warn("the handover went on before every session's stream positions were saved", { unsaved, sessions: sessions.length, boundMs });
