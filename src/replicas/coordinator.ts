@@ -41,6 +41,9 @@ export interface CoordinatorHooks {
   released(peerAddresses: string[]): Promise<void>;
 }
 
+/** How long a graceful exit waits for the work under way on moved shards before it hands everything over. */
+const EXIT_WAIT_MS = 4_000;
+
 /** Where each shard's sessions are served: a peer address, or null while nobody holds it. */
 export type Placement = { identity: string; peerAddress: string; credential: string; owners: (string | null)[] };
 
@@ -216,8 +219,11 @@ export class ReplicaCoordinator {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#period;
-    // An adoption under way finishes first: its sessions are then let go with the rest.
-    await this.#settling;
+    // Work under way on moved shards (an adoption, a planned hand-off saving positions) finishes
+    // first, so its sessions are let go with the rest; bounded, so that the exit's own hand-off
+    // and releases still fit in the shutdown's time however long that work would take.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#settling, new Promise((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS)))]).finally(() => clearTimeout(timer));
     this.#serving.clear();
     if (this.#hadDuties) this.#hooks.dutiesLost();
     this.#hadDuties = false;
