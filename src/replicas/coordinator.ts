@@ -261,6 +261,7 @@ export class ReplicaCoordinator {
       for (const shard of handedOff) {
         this.#leaving.delete(shard);
         this.#held.delete(shard);
+        this.#serving.delete(shard);
       }
       if (handedOff.length > 0) void this.#tellReleased();
       const moving = await this.#shards.acquire(members.map((member) => member.identity), this.#leaving);
@@ -282,6 +283,8 @@ export class ReplicaCoordinator {
     for (const shard of shards) {
       this.#serving.delete(shard);
       this.#leaving.add(shard);
+      // An adoption of it still queued must not serve it when it finishes.
+      this.#bump(shard);
     }
     this.#enqueue("handing sessions to another replica", async () => {
       try {
