@@ -8,25 +8,14 @@
  */
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadKubeConfig } from "../../../src/config/kube.ts";
-import { kubeApi } from "../../../src/kube/cluster/api.ts";
-import { createKubeBackend } from "../../../src/kube/backend.ts";
-import { BundleStore } from "../../../src/kube/bundle/bundle-store.ts";
-import { startBundleServer } from "../../../src/kube/bundle/bundle-server.ts";
-import { DEFAULT_KUBE_TIMINGS } from "../../../src/kube/context.ts";
-import { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
+import type { PodWatcher } from "../../../src/kube/cluster/pod-watcher.ts";
 import { ATTACH_ATTEMPTS, SHORT_LIVED_ATTACH_MS } from "../../../src/kube/retry/attach-retry.ts";
-import { ownedObjects } from "../../../src/kube/specs/names.ts";
-import { simulatedBehaviourAnnotations } from "../../../src/local-cluster/simulated-behaviour.ts";
-import { startLocalCluster } from "../../../src/local-cluster/index.ts";
-import { createLogger } from "../../../src/log.ts";
-import type { Backend, BackendCallbacks, StartSpec } from "../../../src/sessions/backend-seam.ts";
+import type { Backend } from "../../../src/sessions/backend-seam.ts";
 import { ANNOTATION_PREFIX } from "../../../src/sim/behaviour.ts";
 import type { SimulatedCluster } from "../../../src/sim/index.ts";
-import { freePort } from "../../support/ports.ts";
+import { type InProcessBackend, SESSION_NAMESPACE as NAMESPACE, recorder, runSpec, startInProcessBackend } from "../../support/in-process-backend.ts";
 import { waitFor } from "../../support/wait.ts";
 
-const NAMESPACE = "telo-sessions";
 const REATTACH_DELAY_MS = 50;
 /** The longest pause between attempts: eight times the first (attach-retry.ts). */
 const LONGEST_PAUSE_MS = 8 * REATTACH_DELAY_MS;
@@ -35,80 +24,20 @@ const GAVE_UP =
   `[runner] failed to attach PTY: the Kubernetes API closed the attach stream as soon as it opened (InternalError, HTTP 500); ` +
   `gave up after ${ATTACH_ATTEMPTS} attempts`;
 
-function runSpec(sessionId: string, simulate: Record<string, string | boolean>): StartSpec {
-  return {
-    sessionId,
-    createdAt: new Date().toISOString(),
-    mode: "run",
-    apps: [{ name: "app", entryRelativePath: "telo.yaml", ports: [], io: "tty" }],
-    env: {},
-    config: { image: "telorun/node:latest-slim", pullPolicy: "missing", simulate },
-    bundle: { entryRelativePath: "telo.yaml", files: [{ relativePath: "telo.yaml", contents: "kind: Telo.Application\n" }] },
-    inspect: false,
-    selfContained: false,
-  };
-}
-
-/** What the backend reports, as the core would receive it: the statuses and the terminal's text. */
-function recorder(): { statuses: unknown[]; text: () => string; callbacks: BackendCallbacks } {
-  const statuses: unknown[] = [];
-  const chunks: Buffer[] = [];
-  const stop = new AbortController();
-  return {
-    statuses,
-    text: () => Buffer.concat(chunks).toString("utf8"),
-    callbacks: {
-      emit: (event) => {
-        if (event.type === "status") statuses.push(event.status);
-        if (event.type === "output") chunks.push(Buffer.from(event.bytes));
-      },
-      isUserStopped: () => false,
-      stopRequested: stop.signal,
-    },
-  };
-}
-
 const occurrences = (text: string, marker: string) => text.split(marker).length - 1;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("a terminal whose attach closes as soon as it opens", () => {
+  let harness: InProcessBackend;
   let sim: SimulatedCluster;
   let backend: Backend;
   let watcher: PodWatcher;
-  let listener: Awaited<ReturnType<typeof startBundleServer>>;
 
   beforeAll(async () => {
-    const bundlePort = await freePort();
-    const local = await startLocalCluster({ RUNNER_BUNDLE_PORT: String(bundlePort) }, { podStartDelayMs: 20, backoffMs: 200, events: false });
-    sim = local.cluster;
-    const config = loadKubeConfig(local.env);
-    const api = kubeApi(sim.kubeConfig());
-    const log = createLogger("test", "silent");
-    const bundles = new BundleStore(config.selfUrl);
-    listener = await startBundleServer(bundles, bundlePort, "127.0.0.1");
-    watcher = new PodWatcher(api, { namespace: NAMESPACE, ...ownedObjects(config.sessionPods) }, log);
-    watcher.start();
-    backend = createKubeBackend(
-      {
-        api,
-        config,
-        watcher,
-        bundles,
-        router: undefined,
-        builder: undefined,
-        log,
-        timings: { ...DEFAULT_KUBE_TIMINGS, reattachDelayMs: REATTACH_DELAY_MS },
-        extraPodAnnotations: simulatedBehaviourAnnotations,
-      },
-      { picker: undefined, catalog: new Map(), watchTtlSeconds: 600 },
-    );
-    await backend.adoptSessions?.();
+    harness = await startInProcessBackend({ timings: { reattachDelayMs: REATTACH_DELAY_MS } });
+    ({ sim, backend, watcher } = harness);
   });
-  afterAll(async () => {
-    await backend?.close?.();
-    await listener?.close();
-    await sim?.stop();
-  });
+  afterAll(() => harness?.close());
 
   const attaches = () => sim.counters().requests["get pods/attach"] ?? 0;
   const podName = (sessionId: string) => `telo-run-${sessionId}`;
