@@ -93,6 +93,15 @@ describe("shutdown", () => {
     held.destroy();
   });
 
+  it("the api exits 0 when the process that started it with a channel is gone (its channel closes)", async () => {
+    runner = await startProcesses({ LOG_LEVEL: "info" });
+    const api = runner.api();
+    // What the api sees of a parent that died however it died: its end of the channel closes.
+    api.disconnect();
+    expect(await exitOf(api)).toBe(0);
+    expect(capturedStderr(api)).toContain("parent process gone");
+  });
+
   // The bound itself: whatever a shutdown step waits on, the process goes, saying why.
   it("a process whose shutdown hangs exits 1 at its bound, with a log line", async () => {
     const hung = spawnTs("test/hardening/fixtures/hung-shutdown.ts", { BOUND_MS: "300" });

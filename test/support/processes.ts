@@ -30,8 +30,12 @@ export function spawnTs(entry: string, env: Record<string, string>): ChildProces
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    // The channel tells the child when this process is gone, however it went (a worker killed
+    // at a hook's timeout runs no exit hook): both entries then shut down rather than linger.
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
+  // The channel itself must not keep this process alive.
+  child.channel?.unref();
   running.add(child);
   child.once("exit", () => running.delete(child));
   let stderr = "";
