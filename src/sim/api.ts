@@ -186,11 +186,13 @@ export class ResourceApi {
     res.flushHeaders();
 
     let backlog: string[];
+    let fromRv = this.store.currentRv();
     if (rvParam && rvParam !== "0") {
       const rv = Number(rvParam);
       try {
         if (!Number.isInteger(rv)) throw badRequest(`invalid resource version: ${rvParam}`);
         backlog = hub.since(rv, filter).map((e) => e.lines.line(e.type, table ? hub.table : undefined));
+        fromRv = rv;
       } catch (err) {
         // The watch cache answers an expired version inside a 200 stream, as an ERROR event.
         const status = err instanceof StatusError ? err : expired(String(err));
@@ -204,8 +206,8 @@ export class ResourceApi {
         backlog.push(`{"type":"ADDED","object":${JSON.stringify(table ? hub.table(obj) : obj)}}\n`);
       }
     }
-    const watcher = hub.add(res, filter, { bookmarks, table }, timeoutMs, () => {
-      if (bookmarks) hub.write(watcher, hub.bookmarkLine(this.store.currentRv()));
+    const watcher = hub.add(res, filter, { bookmarks, table, fromRv }, timeoutMs, () => {
+      if (bookmarks) hub.write(watcher, hub.bookmarkLine(hub.bookmarkRv(this.store.currentRv())));
       hub.close(watcher);
     });
     if (backlog.length > 0) hub.write(watcher, backlog.join(""));

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import * as v from "valibot";
 import type { Faults } from "./fault-api.ts";
 import { LostDownloadRuleSchema } from "./download.ts";
-import { FailRuleSchema, LatencyRuleSchema, LostAnswerRuleSchema } from "./faults.ts";
+import { FailRuleSchema, LagWatchesRuleSchema, LatencyRuleSchema, LostAnswerRuleSchema } from "./faults.ts";
 import { readBody, sendJson } from "./http-util.ts";
 
 const DropWatches = v.object({ resource: v.optional(v.string()) });
@@ -64,6 +64,9 @@ export async function handleControl(target: ControlTarget, req: IncomingMessage,
         return sendJson(res, 200, { ok: true });
       case "POST /faults/lose-downloads":
         f.loseDownloads(await body(LostDownloadRuleSchema));
+        return sendJson(res, 200, { ok: true });
+      case "POST /faults/lag-watches":
+        f.lagWatches(await body(LagWatchesRuleSchema));
         return sendJson(res, 200, { ok: true });
       case "POST /faults/cut-attach":
         return sendJson(res, 200, { cut: f.cutAttachStreams(await body(CutAttach)) });

@@ -3,7 +3,8 @@
 // attach streams cut, a pod exiting or vanishing behind its back, an answer lost on its way to a pod.
 import type { AttachServer } from "./attach.ts";
 import type { LostDownloadRule, PodNetwork } from "./download.ts";
-import { RequestFaults, type FailRule, type LatencyRule, type LostAnswerRule } from "./faults.ts";
+import * as v from "valibot";
+import { LagWatchesRuleSchema, RequestFaults, type FailRule, type LagWatchesRule, type LatencyRule, type LostAnswerRule } from "./faults.ts";
 import type { Kubelet } from "./kubelet.ts";
 import { lookupType, RESOURCE_TYPES } from "./resources.ts";
 import type { Store } from "./store.ts";
@@ -34,10 +35,21 @@ export class Faults {
     this.requests.addLatency(rule);
   }
 
-  /** Removes every failure, latency and lost-download rule. */
+  /** Removes every failure, latency, lost-download and watch-lag rule. */
   clear(): void {
     this.requests.clear();
     this.network.clear();
+    this.lagWatches({ ms: 0 });
+  }
+
+  /**
+   * Watches (of one resource, e.g. "pods", or all) get each change `ms` after it happened, in
+   * order, as from an apiserver whose watch cache is behind; reads and lists stay current. A
+   * client acting on its informer's copy then acts on what was true `ms` ago.
+   */
+  lagWatches(rule: LagWatchesRule): void {
+    const { resource, ms } = v.parse(LagWatchesRuleSchema, rule);
+    for (const type of RESOURCE_TYPES) if (resource === undefined || type.plural === resource) this.store.collection(type).hub.lag(ms);
   }
 
   /**

@@ -39,6 +39,13 @@ export const LatencyRuleSchema = v.object({
 });
 export type LatencyRule = v.InferInput<typeof LatencyRuleSchema>;
 
+/** Watches of `resource` (or of all) get each change `ms` after it happened (0 ends the lag). */
+export const LagWatchesRuleSchema = v.object({
+  resource: v.optional(v.string()),
+  ms: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000)),
+});
+export type LagWatchesRule = v.InferInput<typeof LagWatchesRuleSchema>;
+
 type MatchFields = { verb?: string | undefined; resource?: string | undefined; subresource?: string | undefined; namespace?: string | undefined };
 
 function matches(rule: MatchFields, info: RequestInfo): boolean {

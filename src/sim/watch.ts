@@ -27,6 +27,8 @@ export interface WatchFilter {
 
 interface Watcher extends WatchFilter {
   res: ServerResponse;
+  /** The version the watch starts after: an event at or before it reached the client by its list or backlog. */
+  fromRv: number;
   /** Server-side printing: events carry single-row Tables instead of objects. */
   table: boolean;
   bookmarks: boolean;
@@ -100,6 +102,10 @@ export class WatchHub {
   private readonly byNamespace = new Map<string, Set<Watcher>>();
   private readonly byName = new Map<string, Set<Watcher>>();
   private count = 0;
+  /** How long each event waits before it is sent to the open watches (a watch cache behind etcd); lists never wait. */
+  private lagMs = 0;
+  /** Events recorded and not yet sent (a lag), oldest first: sent in that order, never to a watch that starts after them. */
+  private readonly unsent: StoreEvent[] = [];
 
   constructor(
     private readonly kind: string,
@@ -122,7 +128,26 @@ export class WatchHub {
     if (this.history.length - this.historyStart >= this.capacity) this.forget(this.history.length - this.historyStart - this.capacity + 1);
     this.history.push(ev);
     this.recordedAt.push(now);
-    this.publish(ev);
+    if (this.lagMs === 0 && this.unsent.length === 0) return this.publish(ev);
+    this.unsent.push(ev);
+    setTimeout(() => this.sendUpTo(ev), this.lagMs);
+  }
+
+  /** From now on each event reaches the open watches `ms` after it happened (0: at once; what is held still goes in order). */
+  lag(ms: number): void {
+    this.lagMs = ms;
+  }
+
+  /** Sends the held events up to `ev` (an earlier lag's events may be held longer than a later one's). */
+  private sendUpTo(ev: StoreEvent): void {
+    const index = this.unsent.indexOf(ev);
+    for (const held of index === -1 ? [] : this.unsent.splice(0, index + 1)) this.publish(held);
+  }
+
+  /** The version a bookmark may carry: not past an event the watches have not been sent yet. */
+  bookmarkRv(current: number): number {
+    const oldestUnsent = this.unsent[0];
+    return oldestUnsent ? oldestUnsent.rv - 1 : current;
   }
 
   /** The watch cache's resizing, decided before each event is added (resizeCacheLocked). */
@@ -179,7 +204,9 @@ export class WatchHub {
       if (this.history[mid]!.rv <= rv) lo = mid + 1;
       else hi = mid;
     }
-    for (let i = lo; i < this.history.length; i++) {
+    // What a lag still holds is sent to this watch with the rest, later.
+    const unsentFrom = this.unsent[0]?.rv ?? Number.POSITIVE_INFINITY;
+    for (let i = lo; i < this.history.length && this.history[i]!.rv < unsentFrom; i++) {
       const ev = this.history[i]!;
       const t = classify(ev, filter);
       if (t) out.push({ type: t, lines: new EventLines(ev) });
@@ -187,8 +214,8 @@ export class WatchHub {
     return out;
   }
 
-  add(res: ServerResponse, filter: WatchFilter, opts: { bookmarks: boolean; table: boolean }, timeoutMs: number, onTimeout: () => void): Watcher {
-    const w: Watcher = { ...filter, res, bookmarks: opts.bookmarks, table: opts.table, closed: false };
+  add(res: ServerResponse, filter: WatchFilter, opts: { bookmarks: boolean; table: boolean; fromRv: number }, timeoutMs: number, onTimeout: () => void): Watcher {
+    const w: Watcher = { ...filter, res, bookmarks: opts.bookmarks, table: opts.table, fromRv: opts.fromRv, closed: false };
     this.bucketFor(w).add(w);
     this.count++;
     w.timer = setTimeout(onTimeout, timeoutMs);
@@ -229,7 +256,7 @@ export class WatchHub {
   /** Periodic progress notification to every watcher that asked for bookmarks. */
   bookmarkAll(rv: number): void {
     if (this.count === 0) return;
-    const line = this.bookmarkLine(rv);
+    const line = this.bookmarkLine(this.bookmarkRv(rv));
     for (const w of this.allWatchers()) if (w.bookmarks) this.write(w, line);
   }
 
@@ -280,6 +307,7 @@ export class WatchHub {
     for (const bucket of buckets) {
       if (!bucket) continue;
       for (const w of bucket) {
+        if (ev.rv <= w.fromRv) continue;
         const t = classify(ev, w);
         if (t) this.writeEvent(w, t, lines);
       }

@@ -151,6 +151,8 @@ describe("faults and counters", () => {
     expect((await control("faults/drop-watches", {})).status).toBe(200);
     expect((await control("faults/expire-resource-versions", {})).status).toBe(200);
     expect((await control("faults/cut-attach", {})).json).toEqual({ cut: 0 });
+    expect((await control("faults/lag-watches", { resource: "pods", ms: 0 })).status).toBe(200);
+    expect((await control("faults/lag-watches", { ms: -1 })).status).toBe(400);
     expect((await control("faults/lose-downloads", { urlIncludes: "/nowhere" })).status).toBe(200);
     expect((await control("faults/lose-downloads", { count: 0 })).status).toBe(400);
     expect((await control("faults/clear", {})).status).toBe(200);

@@ -171,4 +171,41 @@ describe("simulated apiserver: watch", () => {
     const p: V1Pod[] = (await c.core.listPodForAllNamespaces({ labelSelector: "x=cross" })).items;
     expect(p.map((x) => x.metadata?.namespace).sort()).toEqual([a, b].sort());
   });
+  it("delivers each change a lag after it happened, in order, while lists stay current; a watch from a list made meanwhile gets nothing twice", async () => {
+    const ns = await freshNamespace(c);
+    const lagMs = 600;
+    const before = await c.core.listNamespacedConfigMap({ namespace: ns });
+    const early = await record(`/api/v1/namespaces/${ns}/configmaps`, {});
+    await waitFor("watch registered", () => c.cluster.counters().openWatches > 0);
+    c.cluster.faults.lagWatches({ resource: "configmaps", ms: lagMs });
+    try {
+      const made = performance.now();
+      await c.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "one" } } });
+      await c.core.replaceNamespacedConfigMap({ name: "one", namespace: ns, body: { metadata: { name: "one" }, data: { a: "1" } } });
+      // A list has both changes at once; the open watch has neither yet.
+      const list = await c.core.listNamespacedConfigMap({ namespace: ns });
+      expect(list.items.map((item) => item.data?.a)).toEqual(["1"]);
+      expect(early.seen.filter((e) => e.type !== "BOOKMARK")).toEqual([]);
+      // A watch from that list and one from before the changes, started while the lag holds them.
+      const fromList = await record(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: list.metadata!.resourceVersion!, allowWatchBookmarks: true });
+      const fromBefore = await record(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: before.metadata!.resourceVersion! });
+      await c.core.deleteNamespacedConfigMap({ name: "one", namespace: ns });
+
+      const changes = (w: Awaited<ReturnType<typeof record>>) => w.seen.filter((e) => e.type !== "BOOKMARK").map((e) => e.type);
+      await waitFor("the lagged events", () => changes(early).length === 3 && changes(fromBefore).length === 3);
+      expect(performance.now() - made).toBeGreaterThanOrEqual(lagMs);
+      expect(changes(early)).toEqual(["ADDED", "MODIFIED", "DELETED"]);
+      expect(changes(fromBefore)).toEqual(["ADDED", "MODIFIED", "DELETED"]);
+      await waitFor("the delete after the list", () => changes(fromList).length === 1);
+      expect(changes(fromList)).toEqual(["DELETED"]);
+      // No bookmark got ahead of an event the watch had not been sent.
+      const deletedRv = Number(fromList.seen.find((e) => e.type === "DELETED")!.rv);
+      for (const bookmark of fromList.seen.filter((e, index) => e.type === "BOOKMARK" && index < fromList.seen.findIndex((x) => x.type === "DELETED"))) {
+        expect(Number(bookmark.rv)).toBeLessThan(deletedRv);
+      }
+      for (const w of [early, fromList, fromBefore]) w.abort.abort();
+    } finally {
+      c.cluster.faults.lagWatches({ ms: 0 });
+    }
+  });
 });
