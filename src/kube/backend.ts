@@ -233,8 +233,10 @@ async function podsToAdopt(ctx: KubeContext, boot: ReturnType<typeof partitionBo
 /**
  * Among replicas, the pods of a shard just taken over are stamped with this replica's term
  * before it acts on them, so that the predecessor's writes fail from then on; a pod already
- * stamped with a newer term is another replica's, and its session is not adopted. One replica:
- * every pod, no call.
+ * stamped with a newer term is another replica's, and its session is not adopted. The session
+ * is adopted from the pod the stamp stored, not the watch's copy: a watch a moment behind would
+ * miss the marks the predecessor saved at its handover, and every client would get a `gap`.
+ * One replica: every pod as the watch has it, no call.
  */
 async function stampedForAdoption(ctx: KubeContext, pods: AdoptablePod[]): Promise<AdoptablePod[]> {
   const fence = ctx.fence;
@@ -242,8 +244,8 @@ async function stampedForAdoption(ctx: KubeContext, pods: AdoptablePod[]): Promi
   const stamped = await Promise.all(
     pods.map(async (candidate) => {
       try {
-        await stampPod(ctx, fence, candidate.pod.metadata?.name ?? "");
-        return candidate;
+        const stored = await stampPod(ctx, fence, candidate.pod.metadata?.name ?? "");
+        return stored ? { ...candidate, pod: stored } : candidate;
       } catch (error) {
         if (error instanceof SessionMoved) return undefined;
         throw error;

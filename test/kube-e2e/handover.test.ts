@@ -7,31 +7,16 @@
  * and what it cannot get is reported as a `gap`. Seqs and event ids only ever grow.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Terminal, TerminalFrame } from "../../src/client/index.ts";
 import { shardOf } from "../../src/replicas/rendezvous.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, kubeSessionBody } from "../support/kube-runner.ts";
 import { eventsUntil, isStatus, textOf } from "../support/streams.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
-import { waitFor } from "../support/wait.ts";
+import { gapsIn, readUntilTick, reconnectTerminal, seqsOf, ticksOf } from "../support/ticking-terminal.ts";
 
 const SHARDS = 8;
 const LEASE_SECONDS = 3;
 const START_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
 const TICK = { "tick-ms": 100 };
-
-/** The counter values in the order they appear. */
-const ticksOf = (text: string) => [...text.matchAll(/tick (\d+)\r?\n/g)].map((match) => Number(match[1]));
-const seqsOf = (frames: TerminalFrame[]) => frames.flatMap((frame) => (frame.kind === "bytes" ? [frame.seq] : []));
-const gapsIn = (frames: TerminalFrame[]) => frames.filter((frame) => frame.kind === "control" && frame.message.type === "gap").length;
-
-/** Reads frames until the text holds the counter's `tick <n>` (or the socket closes); returns them. */
-async function readUntilTick(terminal: Terminal, n: number, frames: TerminalFrame[] = []): Promise<TerminalFrame[]> {
-  for await (const frame of terminal.frames()) {
-    frames.push(frame);
-    if (ticksOf(textOf(frames)).some((tick) => tick >= n)) return frames;
-  }
-  return frames;
-}
 
 describe(`output across a handover, three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
   let set: ReplicaSet;
@@ -50,16 +35,7 @@ describe(`output across a handover, three replicas on one ${ON_REAL_CLUSTER ? "r
     await eventsUntil(via.client, sessionId, isStatus("running"));
     return sessionId;
   };
-  /** Reconnects with `lastSeq` through `via` until a replica serves the terminal again (it is moving meanwhile). */
-  const reconnect = (via: ClusterRunner, sessionId: string, lastSeq: number) =>
-    waitFor("the terminal served again", async () => {
-      const terminal = via.client.terminal(sessionId, { lastSeq });
-      const first = await terminal.frames().next();
-      if (!first.done && first.value.kind === "control" && first.value.message.type === "seq") return { terminal, first: first.value };
-      terminal.close();
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      return undefined;
-    }, START_MS);
+  const reconnect = (via: ClusterRunner, sessionId: string, lastSeq: number) => reconnectTerminal(via.client, sessionId, lastSeq, START_MS);
 
   it("shows every line exactly once, in order, across a graceful handover (SIGTERM of the owner)", async () => {
     const sessionId = await ticking(replicas.b!);

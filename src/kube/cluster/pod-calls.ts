@@ -70,13 +70,17 @@ export async function deletePod(ctx: KubeContext, name: string): Promise<void> {
 /**
  * Among replicas, before a replica acts on a pod of a shard it took over: the pod stamped with
  * its term (a full update, conditional on the version read), so that every later write of the
- * predecessor fails. Throws SessionMoved when the pod carries a newer term.
+ * predecessor fails. Throws SessionMoved when the pod carries a newer term. Returns the pod as
+ * stored with the stamp (undefined when it is gone): what the predecessor wrote last, its
+ * handover's stream marks included, which the watch may not have delivered yet.
  */
-export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string): Promise<void> {
+export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;
-  await fencedWrite(ctx, fence, name, "apiserver", (pod, writer) =>
-    withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body: fencedUpdate(pod, writer) }), CALL_DEADLINE_MS, "the adoption's pod stamp"),
-  );
+  let stored: V1Pod | undefined;
+  await fencedWrite(ctx, fence, name, "apiserver", async (pod, writer) => {
+    stored = await withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body: fencedUpdate(pod, writer) }), CALL_DEADLINE_MS, "the adoption's pod stamp");
+  });
+  return stored;
 }
 
 /**
