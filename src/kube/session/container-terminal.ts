@@ -13,7 +13,7 @@ import type { KubeContext } from "../context.ts";
 import { type AttachEnd, type Attachment, attachContainer } from "../io/attach.ts";
 import { apiReason } from "../status/api-error.ts";
 import { type Reattach, attachRetryPause, closedAtOnceReason, reattachAfterClose } from "../retry/attach-retry.ts";
-import { type LogLine, type LogPosition, asShownByTerminal, bytesAfter, parseStampedLog, positionAfter, secondsSince } from "./log-position.ts";
+import { type LogLine, type LogPosition, asShownByTerminal, bytesAfter, parseStampedLog, positionAfter, positionTime, secondsBack, secondsSince } from "./log-position.ts";
 import { OutputJoiner } from "./output-joiner.ts";
 import { LiveAfterLog, liveStart } from "./overlap.ts";
 
@@ -74,8 +74,12 @@ export class ContainerTerminal {
   #earlyStdinBytes = 0;
   /** The first attach is open and its log join goes on: keystrokes wait, with more room. */
   #joiningLog = false;
-  /** The container's bytes shown last (at most about TAIL_BYTES), with when each chunk was shown. */
-  #tail: { bytes: Buffer; at: number }[] = [];
+  /**
+   * The container's bytes shown last (at most about TAIL_BYTES), each chunk with the earliest
+   * time it can have been printed: when it was shown, for live output; for output read back from
+   * the log, the time its read started from (undefined: the container's start).
+   */
+  #tail: { bytes: Buffer; printedSince: number | undefined }[] = [];
   #tailBytes = 0;
   /** Output reached the client (from the attach or the log). */
   sawOutput = false;
@@ -125,16 +129,25 @@ export class ContainerTerminal {
 
   #showLog(): Promise<Buffer> {
     return (this.#shownLog ??= this.#readLog().then((log) => {
-      this.#emit(log);
+      this.#emitFromLog(log);
       return log;
     }));
   }
 
-  #emit(bytes: Uint8Array, stream: "stdout" | "stderr" = "stdout"): void {
+  #emit(bytes: Uint8Array, stream: "stdout" | "stderr" = "stdout", printedSince: number | undefined = Date.now()): void {
     if (bytes.byteLength === 0) return;
     this.sawOutput = true;
-    this.#remember(Buffer.from(bytes));
+    this.#remember(Buffer.from(bytes), printedSince);
     this.#target.onOutput(bytes, this.#target.tty ? "tty" : stream);
+  }
+
+  /**
+   * Output read back from the log: printed since where the read began, which can be long before
+   * it is shown (a handover's successor shows what was printed while no replica was attached).
+   */
+  #emitFromLog(bytes: Uint8Array): void {
+    const start = this.#target.start;
+    this.#emit(bytes, "stdout", start?.from === "position" ? positionTime(start.position) : undefined);
   }
 
   /** What this terminal shows from before its attach, by its start. */
@@ -173,8 +186,8 @@ export class ContainerTerminal {
     }
   }
 
-  #remember(bytes: Buffer): void {
-    this.#tail.push({ bytes, at: Date.now() });
+  #remember(bytes: Buffer, printedSince: number | undefined): void {
+    this.#tail.push({ bytes, printedSince });
     this.#tailBytes += bytes.byteLength;
     while (this.#tail.length > 1 && this.#tailBytes - this.#tail[0]!.bytes.byteLength >= TAIL_BYTES) {
       this.#tailBytes -= this.#tail.shift()!.bytes.byteLength;
@@ -195,9 +208,13 @@ export class ContainerTerminal {
     if (this.#tail.length === 0) return start.from === "now" ? undefined : start;
     const shown = Buffer.concat(this.#tail.map((chunk) => chunk.bytes));
     const delivered = shown.subarray(Math.max(0, shown.byteLength - TAIL_BYTES));
-    const sinceSeconds = Math.max(1, Math.ceil((Date.now() - this.#tail[0]!.at) / 1000) + CLOCK_MARGIN_SECONDS);
-    const log = await this.#fetchLog({ limitBytes: POSITION_READ_BYTES, timestamps: true, sinceSeconds });
+    // Read back from where the shown bytes can have begun; from the start if some were the log's first.
+    const printedSince = this.#tail[0]!.printedSince;
+    const since = printedSince === undefined ? {} : { sinceSeconds: secondsBack(printedSince, Date.now(), CLOCK_MARGIN_SECONDS) };
+    const log = await this.#fetchLog({ limitBytes: POSITION_READ_BYTES, timestamps: true, ...since });
     const position = positionAfter(this.#shownLines(log), delivered);
+    // The successor then starts past a gap: say why, since the client is told only that there is one.
+    if (!position) this.#ctx.log.info("the terminal's last output was not found once in the pod log; its successor starts after a gap", { pod: this.#target.podName, container: this.#target.container });
     return position && { from: "position", position };
   }
 
@@ -287,10 +304,10 @@ export class ContainerTerminal {
         const held = holding.release();
         settle(log);
         if (at === undefined) {
-          this.#emit(log);
+          this.#emitFromLog(log);
           return this.#showHeldAfter(log, held);
         }
-        this.#emit(log.subarray(0, at));
+        this.#emitFromLog(log.subarray(0, at));
         this.#emit(held);
         return undefined;
       }

@@ -111,9 +111,18 @@ export function bytesAfter(lines: readonly LogLine[], position: LogPosition): Bu
   return Buffer.concat(parts);
 }
 
-/** Whole seconds to read back so that a read starting then holds `position` (a margin for clocks apart). */
-export function secondsSince(position: LogPosition, now: number, marginSeconds = 5): number {
+/** When the line holding `position` was printed, in ms since the epoch; undefined for a stamp that does not parse. */
+export function positionTime(position: LogPosition): number | undefined {
   const at = stampNanos(position.at);
-  const ms = at === undefined ? now : Number(at / 1_000_000n);
-  return Math.max(1, Math.ceil((now - ms) / 1000) + marginSeconds);
+  return at === undefined ? undefined : Number(at / 1_000_000n);
+}
+
+/** Whole seconds to read back so that a read starting then holds what was printed at `sinceMs` (a margin for clocks apart). */
+export function secondsBack(sinceMs: number, now: number, marginSeconds = 5): number {
+  return Math.max(1, Math.ceil((now - sinceMs) / 1000) + marginSeconds);
+}
+
+/** Whole seconds to read back so that a read starting then holds `position`. */
+export function secondsSince(position: LogPosition, now: number, marginSeconds = 5): number {
+  return secondsBack(positionTime(position) ?? now, now, marginSeconds);
 }
