@@ -244,11 +244,13 @@ export const routes = {
     body: PoolClaimBodySchema,
     status: 204,
   }),
-  shardsReleased: route({
+  // The path keeps its first name: a replica of the release before, met during a rolling update,
+  // answers it with the same look.
+  shardsMoved: route({
     method: "POST",
     path: "/replicas/released",
     kind: "internal",
-    summary: "Another replica released shards: take those now yours at once, not at the next period (several replicas)",
+    summary: "Shards changed hands (another replica released them, or took them and serves them now): look again at once, not at the next period (several replicas)",
     status: 204,
   }),
 } as const satisfies Record<string, RouteSpec>;

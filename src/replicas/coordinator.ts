@@ -34,11 +34,14 @@ export interface CoordinatorHooks {
   /** The singleton duties were lost (a lapse, another replica took them) or are about to be given up (a graceful exit). */
   dutiesLost(): void;
   /**
-   * Shards were released (moved to a replica that joined, or all of them at a graceful exit):
-   * the live replicas at these peer addresses are told, so that the new holders take them at
-   * once rather than at their next period. Best effort: a replica not told takes them then.
+   * Shards changed hands: this replica released some (moved to a replica that joined, or all of
+   * them at a graceful exit), or it took some and serves their sessions now. The live replicas at
+   * these peer addresses are told, so that they run a period at once rather than at the next
+   * retry: a new holder takes what was released, and every replica routes its api's requests to
+   * the new holder without waiting to list the Leases again. Best effort: a replica not told
+   * learns it at its next period.
    */
-  released(peerAddresses: string[]): Promise<void>;
+  shardsMoved(peerAddresses: string[]): Promise<void>;
 }
 
 /** How long a graceful exit waits for the work under way on moved shards before it hands everything over. */
@@ -120,7 +123,7 @@ export class ReplicaCoordinator {
     await this.#settling;
   }
 
-  /** Another replica released shards: a period now (after the one in flight), not at the next retry. */
+  /** Shards changed hands between the other replicas: a period now (after the one in flight), not at the next retry. */
   nudge(): void {
     if (!this.#stopped) this.#runNow();
   }
@@ -231,11 +234,11 @@ export class ReplicaCoordinator {
     this.#held.clear();
     await this.#shards.releaseAll();
     await Promise.allSettled([this.#duties.release(), this.#member.remove()]);
-    await this.#tellReleased();
+    await this.#tellShardsMoved();
   }
 
-  #tellReleased(): Promise<void> {
-    return this.#hooks.released(this.#peerAddresses()).catch((error: unknown) => this.#log.warn("telling the other replicas of released shards failed", { error }));
+  #tellShardsMoved(): Promise<void> {
+    return this.#hooks.shardsMoved(this.#peerAddresses()).catch((error: unknown) => this.#log.warn("telling the other replicas of moved shards failed", { error }));
   }
 
   /** The live members' peer addresses, this replica's own left out. */
@@ -263,7 +266,10 @@ export class ReplicaCoordinator {
         this.#held.delete(shard);
         this.#serving.delete(shard);
       }
-      if (handedOff.length > 0) void this.#tellReleased();
+      if (handedOff.length > 0) {
+        this.#log.info("shards released to the replicas that won them", { shards: handedOff });
+        void this.#tellShardsMoved();
+      }
       const moving = await this.#shards.acquire(members.map((member) => member.identity), this.#leaving);
       if (moving.length > 0) this.#letGo(moving);
       this.#settle();
@@ -280,6 +286,7 @@ export class ReplicaCoordinator {
    * their sessions have been let go (handed over with the ids they gave out), never before.
    */
   #letGo(shards: number[]): void {
+    this.#log.info("shards moving to another replica; their sessions are being handed off", { shards });
     for (const shard of shards) {
       this.#serving.delete(shard);
       this.#leaving.add(shard);
@@ -326,6 +333,9 @@ export class ReplicaCoordinator {
         throw error;
       }
       gained.forEach((shard, index) => unchanged(shard, index) && this.#shards.termOf(shard) !== undefined && this.#serving.add(shard));
+      // The others forward by the holders they listed last: told, they route here now, not up
+      // to a retry period later (answering "moving" meanwhile).
+      void this.#tellShardsMoved();
     });
   }
 

@@ -29,9 +29,9 @@ export class PeerClients {
     return client;
   }
 
-  /** Tells the replicas at `addresses` that shards were released; never fails, bounded in time. */
-  async tellReleased(addresses: string[]): Promise<void> {
-    const told = Promise.allSettled(addresses.map(async (address) => this.to(address).call(routes.shardsReleased)));
+  /** Tells the replicas at `addresses` that shards changed hands; never fails, bounded in time. */
+  async tellShardsMoved(addresses: string[]): Promise<void> {
+    const told = Promise.allSettled(addresses.map(async (address) => this.to(address).call(routes.shardsMoved)));
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, TELL_WITHIN_MS)));
     await Promise.race([told, bound]).finally(() => clearTimeout(timer));

@@ -59,7 +59,7 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
       log.info("this replica no longer holds the singleton duties");
       service.backend.dutiesLost?.();
     },
-    released: (addresses) => peers.tellReleased(addresses),
+    shardsMoved: (addresses) => peers.tellShardsMoved(addresses),
   });
   service.backend.fenceWrites?.({
     writerFor: (sessionId) => coordinator.writerFor(sessionId),

@@ -37,7 +37,7 @@ export function implementations(service: SessionService): Implementations {
     listSessions: () => ({ sessions: service.registry.all().map((session) => service.document(session.id)) }),
     metrics: () => metricsSnapshot(),
     placement: () => service.placement(),
-    shardsReleased: () => service.shardsReleased(),
+    shardsMoved: () => service.shardsMoved(),
     poolClaim: ({ params, body }) => {
       // The maker's side: the pod's poll gets the answer; a pod this replica holds no token for cannot.
       if (service.backend.receivePoolClaim?.(params.pod, body.answer) !== true) {

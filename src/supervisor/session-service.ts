@@ -105,8 +105,8 @@ export class SessionService {
     return this.#ownership !== undefined && !this.registry.get(id) && !this.#ownership.owns(id);
   }
 
-  /** Another replica released shards (the peer route); nothing to do for one replica. */
-  shardsReleased(): void {
+  /** Shards changed hands between the other replicas (the peer route); nothing to do for one replica. */
+  shardsMoved(): void {
     this.#ownership?.nudge();
   }
 

@@ -26,13 +26,13 @@ function gate() {
   return { opened, open };
 }
 
-function coordinator(identity: string, hooks: Partial<CoordinatorHooks>, leases = store) {
+function coordinator(identity: string, hooks: Partial<CoordinatorHooks>, leases = store, timing = TIMING) {
   return new ReplicaCoordinator({
     store: leases,
-    settings: { identity, peerAddress: `${identity}.peers:8065`, shardCount: SHARDS, timing: TIMING },
+    settings: { identity, peerAddress: `${identity}.peers:8065`, shardCount: SHARDS, timing },
     ownerId: "coord",
     credential: "secret",
-    hooks: { releasing: async () => undefined, acquired: async () => undefined, dutiesGained: async () => undefined, dutiesLost: () => undefined, released: async () => undefined, ...hooks },
+    hooks: { releasing: async () => undefined, acquired: async () => undefined, dutiesGained: async () => undefined, dutiesLost: () => undefined, shardsMoved: async () => undefined, ...hooks },
     log: createLogger("test", "silent"),
   });
 }
@@ -124,3 +124,29 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
     await a.handOver();
   });
 });
+
+describe("replica coordinators telling each other of moved shards", () => {
+  it("route to the replica that took a shard as soon as it serves it, without waiting for a period to list the Leases", async () => {
+    // Periods a minute apart: within this test a replica runs one only when told to (as the peer route does).
+    const slow: LeaseTiming = { durationSeconds: 90, renewDeadlineMs: 80_000, retryMs: 60_000 };
+    const replicas: Record<string, ReplicaCoordinator> = {};
+    const tell = (to: string) => async () => replicas[to]?.nudge();
+    replicas.a = coordinator("moved-a", { shardsMoved: tell("b") }, store, slow);
+    await replicas.a.start();
+    replicas.b = coordinator("moved-b", { shardsMoved: tell("a") }, store, slow);
+    await replicas.b.start();
+    const a = replicas.a;
+    const b = replicas.b;
+    const ids = idsByShard(a);
+    const bAddress = b.placement().peerAddress;
+
+    // a's period sees b join: a lets b's shards go and tells b, which takes them, adopts their
+    // sessions and tells a, whose view then names b without a period of its own coming due.
+    a.nudge();
+    await waitFor("b serving the shards it won", () => ids.some((id) => b.owns(id)));
+    const won = ids.flatMap((id, shard) => (b.owns(id) ? [shard] : []));
+    await waitFor("a routing b's shards to b", () => won.every((shard) => a.placement().owners[shard] === bAddress) || undefined, 5_000);
+    await Promise.all([a.handOver(), b.handOver()]);
+  });
+});
+
