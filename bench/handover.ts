@@ -11,7 +11,8 @@ import type { Terminal } from "../src/client/index.ts";
 import { sessionBody } from "../test/support/session-body.ts";
 import { waitFor } from "../test/support/wait.ts";
 import { runRollingUpdate } from "./rolling.ts";
-import { duplicates, lastTick, shardsSettled, startReplica, ticksOf } from "./support/replicas.ts";
+import { ticksOf } from "../test/support/ticking-terminal.ts";
+import { duplicates, lastTick, shardsSettled, startReplica } from "./support/replicas.ts";
 import type { Row } from "./support/report.ts";
 import type { BenchRunner, EntryMode } from "./support/runner.ts";
 import { startSession } from "./support/sessions.ts";
@@ -49,8 +50,7 @@ async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGT
       const { sessionId } = await startSession(owner.client, sessionBody({ simulate: { "tick-ms": 100 } }));
       clients.push({ sessionId, lastSeq: 0, text: "", gaps: 0, closedAt: 0, servedAt: 0 });
     }
-    const first = await Promise.all(clients.map((client) => attach(a, client)));
-    await Promise.all(first.map(({ attached }) => attached));
+    const first = await Promise.all(clients.map((client) => attachServed(a, client)));
     const signalledAt = performance.now();
     await owner.stopSupervisor(signal);
     await Promise.all(clients.map(async (client, index) => reconnect(a, client, await first[index]!.closed)));
@@ -76,20 +76,36 @@ async function scenario(mode: EntryMode, options: HandoverOptions, signal: "SIGT
   }
 }
 
-/** Opens the client's terminal through `via` and reads it in the background until it closes. */
-async function attach(via: BenchRunner, client: Client, lastSeq?: number): Promise<{ terminal: Terminal; attached: Promise<void>; closed: Promise<number> }> {
+/**
+ * The first attach, through `via`, until a replica serves it: the handover is measured from a
+ * terminal that was showing output (a replica's view of who holds a shard can lag the Leases by
+ * a moment, and its answer then is "moving").
+ */
+async function attachServed(via: BenchRunner, client: Client): Promise<{ closed: Promise<number> }> {
+  const deadline = performance.now() + SERVED_AGAIN_MS;
+  for (;;) {
+    const opened = attach(via, client, client.lastSeq);
+    if (await opened.attached) return opened;
+    await opened.closed;
+    if (performance.now() > deadline) throw new Error(`the terminal of ${client.sessionId} was never served`);
+    await new Promise((resolve) => setTimeout(resolve, RECONNECT_EVERY_MS));
+  }
+}
+
+/** Opens the client's terminal through `via` and reads it in the background until it closes; `attached` says whether it was served. */
+function attach(via: BenchRunner, client: Client, lastSeq?: number): { terminal: Terminal; attached: Promise<boolean>; closed: Promise<number> } {
   const terminal = via.client.terminal(client.sessionId, lastSeq === undefined ? {} : { lastSeq });
-  let seen!: () => void;
-  const attached = new Promise<void>((resolve) => (seen = resolve));
+  let seen!: (served: boolean) => void;
+  const attached = new Promise<boolean>((resolve) => (seen = resolve));
   const closed = (async () => {
     for await (const frame of terminal.frames()) {
-      if (frame.kind === "control" && frame.message.type === "seq") seen();
+      if (frame.kind === "control" && frame.message.type === "seq") seen(true);
       if (frame.kind === "control" && frame.message.type === "gap") client.gaps += 1;
       if (frame.kind !== "bytes") continue;
       client.lastSeq = frame.seq;
       client.text += Buffer.from(frame.payload).toString();
     }
-    seen();
+    seen(false);
     return performance.now();
   })();
   return { terminal, attached, closed };
@@ -114,7 +130,7 @@ async function reconnect(via: BenchRunner, client: Client, closedAt: number): Pr
 
 /** Reads with the seq held until a line after `tick` arrives (the output continues). */
 async function readPast(via: BenchRunner, client: Client, tick: number): Promise<void> {
-  const { terminal, closed } = await attach(via, client, client.lastSeq);
+  const { terminal, closed } = attach(via, client, client.lastSeq);
   await waitFor(`a line after tick ${tick}`, () => lastTick(client.text) > tick || undefined, SERVED_AGAIN_MS);
   terminal.close();
   await closed;

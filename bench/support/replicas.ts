@@ -6,6 +6,7 @@
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import { assignment } from "../../src/replicas/rendezvous.ts";
 import { freePort } from "../../test/support/ports.ts";
+import { ticksOf } from "../../test/support/ticking-terminal.ts";
 import { waitFor } from "../../test/support/wait.ts";
 import { type BenchRunner, type EntryMode, SESSION_NAMESPACE, startBenchRunner } from "./runner.ts";
 
@@ -33,8 +34,6 @@ export async function shardsSettled(runner: BenchRunner, identities: string[], t
   }, timeoutMs);
 }
 
-/** The counter values (`tick <n>`, the simulated app's `tick-ms`) in the order a terminal showed them. */
-export const ticksOf = (text: string) => [...text.matchAll(/tick (\d+)\r?\n/g)].map((match) => Number(match[1]));
 export const lastTick = (text: string) => ticksOf(text).at(-1) ?? 0;
 /** How many lines were shown more than once. */
 export const duplicates = (ticks: number[]) => ticks.length - new Set(ticks).size;

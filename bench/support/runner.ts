@@ -55,7 +55,7 @@ export function spawnEntry(entry: string, env: Record<string, string>, mode: Ent
   const args = [...extra, ...(mode === "compiled" ? [compiledEntry(entry)] : ["--import", "tsx", join(ROOT, entry)])];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // Kept short: a benchmark run at scale must not hoard a chatty child's log.
