@@ -14,7 +14,7 @@ import { partitionBootPods, reapFailureMessage, settled, staleWorkspaceConfigMap
 import type { ImagePicker } from "./images/image-picker.ts";
 import { notOfferedMessage } from "./images/image-catalog.ts";
 import { withDeadline } from "./cluster/api.ts";
-import { CALL_DEADLINE_MS, deletePod, stampPod } from "./cluster/pod-calls.ts";
+import { CALL_DEADLINE_MS, deletePod, readPods, stampPod } from "./cluster/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, LABEL, ownedObjects, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
 import { WarmPool } from "./pool/warm-pool.ts";
@@ -214,7 +214,7 @@ function adoptable(ctx: KubeContext, pod: V1Pod, spec: StartSpec, watchOptions: 
     resume: (callbacks) =>
       spec.mode === "watch" ? new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod, streams) : new RunSession(ctx, spec, callbacks).adopt(pod, streams),
     ...(streams.saved && { streams: streams.saved }),
-    claimStreams: (ceiling: StreamIds) => claimStreams(ctx, pod.metadata?.name ?? "", ceiling),
+    claimStreams: (ceiling: StreamIds) => claimStreams(ctx, pod, ceiling),
   };
 }
 
@@ -241,10 +241,12 @@ async function podsToAdopt(ctx: KubeContext, boot: ReturnType<typeof partitionBo
 async function stampedForAdoption(ctx: KubeContext, pods: AdoptablePod[]): Promise<AdoptablePod[]> {
   const fence = ctx.fence;
   if (!fence) return pods;
+  const read = await readPods(ctx, pods.map(({ record }) => record.sessionId));
   const stamped = await Promise.all(
     pods.map(async (candidate) => {
+      const name = candidate.pod.metadata?.name ?? "";
       try {
-        const stored = await stampPod(ctx, fence, candidate.pod.metadata?.name ?? "");
+        const stored = await stampPod(ctx, fence, name, read.get(name));
         return stored ? { ...candidate, pod: stored } : candidate;
       } catch (error) {
         if (error instanceof SessionMoved) return undefined;

@@ -72,12 +72,13 @@ export async function deletePod(ctx: KubeContext, name: string): Promise<void> {
  * its term (a full update, conditional on the version read), so that every later write of the
  * predecessor fails. Throws SessionMoved when the pod carries a newer term. Returns the pod as
  * stored with the stamp (undefined when it is gone): what the predecessor wrote last, its
- * handover's stream marks included, which the watch may not have delivered yet.
+ * handover's stream marks included, which the watch may not have delivered yet. `read`: the pod
+ * as the apiserver answered a read just made (readPods), else it is read here.
  */
-export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string): Promise<V1Pod | undefined> {
+export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string, read?: V1Pod): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;
   let stored: V1Pod | undefined;
-  await fencedWrite(ctx, fence, name, "apiserver", async (pod, writer) => {
+  await fencedWrite(ctx, fence, name, read ?? "apiserver", async (pod, writer) => {
     stored = await withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body: fencedUpdate(pod, writer) }), CALL_DEADLINE_MS, "the adoption's pod stamp");
   });
   return stored;
@@ -87,13 +88,16 @@ export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string
  * A change to a session pod's metadata (its stream marks): a full update conditional on the
  * version read, read again after a 409. Among replicas it is fenced like every other pod write,
  * so a replica that lost the session cannot make it; `change` may throw to refuse what it reads.
+ * `written`: a copy of the pod to try before any read (the adoption's claim, onto what its stamp
+ * stored); not the watch's copy where `change` may refuse what it reads, since an old copy would
+ * be refused without a fresh read.
  */
-export async function updatePod(ctx: KubeContext, name: string, what: string, change: (pod: V1Pod) => void): Promise<void> {
+export async function updatePod(ctx: KubeContext, name: string, what: string, change: (pod: V1Pod) => void, written?: V1Pod): Promise<void> {
   const namespace = ctx.config.sessionPods.namespace;
   const replace = (body: V1Pod) => withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body }), CALL_DEADLINE_MS, what);
-  if (ctx.fence) return fencedWrite(ctx, ctx.fence, name, "apiserver", (pod, writer) => replace(fencedUpdate(pod, writer, change)));
+  if (ctx.fence) return fencedWrite(ctx, ctx.fence, name, written ?? "apiserver", (pod, writer) => replace(fencedUpdate(pod, writer, change)));
   for (let attempt = 1; ; attempt += 1) {
-    const pod = await readPod(ctx, name, what);
+    const pod = (attempt === 1 && written) || (await readPod(ctx, name, what));
     if (!pod?.metadata) throw new Error(`pod ${name} is gone`);
     const copy = structuredClone(pod);
     change(copy);
@@ -104,6 +108,24 @@ export async function updatePod(ctx: KubeContext, name: string, what: string, ch
       if (!isConflict(error) || attempt >= 5) throw error;
     }
   }
+}
+
+/** At most this many sessions' pods per list of readPods: a selector naming them must fit a request line. */
+const READ_BATCH = 50;
+
+/**
+ * The pods of these sessions as the apiserver has them now, by name: one list per READ_BATCH
+ * sessions (a set-based selector on the session label) rather than one per pod. A batch whose
+ * list fails is left out; its pods are read one by one where they are needed.
+ */
+export async function readPods(ctx: KubeContext, sessionIds: readonly string[]): Promise<Map<string, V1Pod>> {
+  const namespace = ctx.config.sessionPods.namespace;
+  const batches = Array.from({ length: Math.ceil(sessionIds.length / READ_BATCH) }, (_, index) => sessionIds.slice(index * READ_BATCH, (index + 1) * READ_BATCH));
+  const lists = await Promise.allSettled(
+    batches.map((batch) => withDeadline(ctx.api.core.listNamespacedPod({ namespace, labelSelector: `${LABEL.sessionId} in (${batch.join(",")})` }), CALL_DEADLINE_MS, "reading the adopted sessions' pods")),
+  );
+  const pods = lists.flatMap((list) => (list.status === "fulfilled" ? list.value.items : []));
+  return new Map(pods.map((pod) => [pod.metadata?.name ?? "", pod]));
 }
 
 /** A pod as the apiserver has it now, read by a list of one name (the manifests grant list on pods, not get). */
@@ -118,13 +140,16 @@ type FenceablePod = V1Pod & FencedPod;
 /**
  * One fenced write (fencing.ts `writeFenced`): the writer is this replica's term on the pod's
  * session, or for a pod of no session UNSHARDED. Refused, the session is let go and SessionMoved
- * thrown; a pod that kept changing under every attempt is an error like any failed call.
+ * thrown; a pod that kept changing under every attempt is an error like any failed call. The
+ * first attempt works on the watch's copy, a fresh read, or a copy this replica's own last write
+ * stored; every attempt after a 409 on a fresh read.
  */
-async function fencedWrite(ctx: KubeContext, fence: WriteFence, name: string, firstRead: "watch" | "apiserver", write: (pod: FenceablePod, writer: Writer) => Promise<unknown>): Promise<void> {
-  let cached = firstRead === "watch";
+async function fencedWrite(ctx: KubeContext, fence: WriteFence, name: string, firstRead: "watch" | "apiserver" | V1Pod, write: (pod: FenceablePod, writer: Writer) => Promise<unknown>): Promise<void> {
+  let first = firstRead;
   const read = async (): Promise<FenceablePod | undefined> => {
-    const pod = (cached && ctx.watcher.get(name)) || (await readPod(ctx, name));
-    cached = false;
+    const known = typeof first === "object" ? first : first === "watch" ? ctx.watcher.get(name) : undefined;
+    const pod = known ?? (await readPod(ctx, name));
+    first = "apiserver";
     return pod && v.is(FencedPodSchema, pod) ? (pod as FenceablePod) : undefined;
   };
   let sessionId: string | undefined;

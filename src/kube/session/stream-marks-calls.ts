@@ -58,9 +58,13 @@ export function adoptedStreams(pod: V1Pod): AdoptedStreams {
   };
 }
 
-/** An adopting replica's claim: its ceiling, written whatever the pod carried. */
-export function claimStreams(ctx: KubeContext, podName: string, ceiling: StreamIds): Promise<void> {
-  return writeMarks(ctx, podName, marksOf(ceiling, false), true);
+/**
+ * An adopting replica's claim: its ceiling, written whatever the pod carried, first onto `adopted`
+ * (among replicas the pod as the adoption stamp stored it, so no read is needed; a copy that has
+ * changed since costs a 409 and a read, and the claim refuses nothing it could be misled by).
+ */
+export function claimStreams(ctx: KubeContext, adopted: V1Pod, ceiling: StreamIds): Promise<void> {
+  return writeMarks(ctx, adopted.metadata?.name ?? "", marksOf(ceiling, false), true, adopted);
 }
 
 /** An owner's new ceiling; refused (an error) once another process has claimed the session. */
@@ -87,11 +91,11 @@ function marksOf(ids: StreamIds, exact: boolean): StreamMarks {
 }
 
 /** Read, check, conditional replace (pod-calls.ts `updatePod`: fenced among replicas). */
-async function writeMarks(ctx: KubeContext, podName: string, marks: StreamMarks, claim: boolean): Promise<void> {
+async function writeMarks(ctx: KubeContext, podName: string, marks: StreamMarks, claim: boolean, written?: V1Pod): Promise<void> {
   await updatePod(ctx, podName, "the pod's stream marks", (pod) => {
     const text = pod.metadata?.annotations?.[STREAMS_ANNOTATION];
     const stored = text === undefined ? undefined : parseJsonAs(StreamMarksSchema, text);
     if (!claim && stored && stored.by !== WRITER) throw new Error("another replica has claimed the session's streams");
     pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [STREAMS_ANNOTATION]: JSON.stringify(marks) } };
-  });
+  }, written);
 }
