@@ -9,7 +9,7 @@ import { currentEnv } from "../config/environment.ts";
 import { exitOnConfigError } from "../config/startup.ts";
 import { ensurePrivateDirectory } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
-import { onParentGone } from "../launch/parent.ts";
+import { onStopRequest } from "../launch/parent.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
@@ -39,14 +39,9 @@ const server = await startApiServer({
 }).catch(exitOnStartupRefusal);
 log.info("api listening", { url: `http://${host}:${server.port}`, supervisor: supervisorTarget === config.internalSocketPath ? supervisorTarget : `${peerSupervisor?.host}:${peerSupervisor?.port}` });
 
-let stopping = false;
-const stop = (reason: string) => {
-  if (stopping) return;
-  stopping = true;
+// Started by a process that holds a channel to it (a test, a script), it also goes when that one does.
+onStopRequest((reason) => {
   log.info("api shutting down", { reason });
   exitWithin(API_SHUTDOWN_BOUND_MS, log);
   void server.close().then(() => process.exit(0));
-};
-for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => stop(signal));
-// Started by a process that holds a channel to it (a test, a script): it goes when that one does.
-onParentGone(() => stop("parent process gone"));
+});

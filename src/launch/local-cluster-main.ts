@@ -4,17 +4,9 @@
  */
 import { currentEnv } from "../config/environment.ts";
 import { startLocalCluster } from "../local-cluster/index.ts";
-import { onParentGone } from "./parent.ts";
+import { onStopRequest } from "./parent.ts";
 
 const local = await startLocalCluster(currentEnv());
 process.send?.({ kind: "ready", url: local.cluster.url, kubeconfigPath: local.cluster.kubeconfigPath, env: local.env });
 
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  void local.cluster.stop().finally(() => process.exit(0));
-};
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
-onParentGone(stop);
+onStopRequest(() => void local.cluster.stop().finally(() => process.exit(0)));

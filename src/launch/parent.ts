@@ -11,3 +11,19 @@ export function onParentGone(callback: () => void): void {
   process.channel.unref();
   process.once("disconnect", callback);
 }
+
+/**
+ * Calls `stop` once, saying why: SIGTERM, SIGINT, or the parent that holds a channel to this
+ * process gone (onParentGone). What asks again while it stops is ignored.
+ */
+export function onStopRequest(stop: (reason: string) => void): void {
+  let stopping = false;
+  const once = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    stop(reason);
+  };
+  process.once("SIGTERM", () => once("SIGTERM"));
+  process.once("SIGINT", () => once("SIGINT"));
+  onParentGone(() => once("parent process gone"));
+}

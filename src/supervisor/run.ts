@@ -3,7 +3,7 @@
  * supervisor. The process entry (main.ts) and the tests' entries share it.
  */
 import type { CoreConfig } from "../config/core.ts";
-import { onParentGone } from "../launch/parent.ts";
+import { onStopRequest } from "../launch/parent.ts";
 import { SUPERVISOR_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
 import { observeSessions } from "../metrics/figures.ts";
@@ -84,10 +84,7 @@ function peerListener(config: CoreConfig) {
  * within SUPERVISOR_SHUTDOWN_BOUND_MS whatever a step is waiting on.
  */
 export function stopOnSignals(supervisor: RunningSupervisor, log: Logger, afterShutdown: () => Promise<void> = async () => undefined): void {
-  let stopping = false;
-  const stop = (reason: string) => {
-    if (stopping) return;
-    stopping = true;
+  onStopRequest((reason) => {
     log.info("supervisor shutting down; session pods are left for the next supervisor to adopt", { reason });
     exitWithin(SUPERVISOR_SHUTDOWN_BOUND_MS, log);
     supervisor.shutdown().then(afterShutdown).then(
@@ -97,8 +94,5 @@ export function stopOnSignals(supervisor: RunningSupervisor, log: Logger, afterS
         process.exit(1);
       },
     );
-  };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
-  onParentGone(() => stop("parent process gone"));
+  });
 }
