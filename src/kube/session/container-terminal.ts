@@ -74,11 +74,7 @@ export class ContainerTerminal {
   #earlyStdinBytes = 0;
   /** The first attach is open and its log join goes on: keystrokes wait, with more room. */
   #joiningLog = false;
-  /**
-   * The container's bytes shown last (at most about TAIL_BYTES), each chunk with the earliest
-   * time it can have been printed: when it was shown, for live output; for output read back from
-   * the log, the time its read started from (undefined: the container's start).
-   */
+  /** The bytes shown last (about TAIL_BYTES), each chunk with the earliest time it can have been printed (undefined: the container's start). */
   #tail: { bytes: Buffer; printedSince: number | undefined }[] = [];
   #tailBytes = 0;
   /** Output reached the client (from the attach or the log). */
@@ -141,10 +137,7 @@ export class ContainerTerminal {
     this.#target.onOutput(bytes, this.#target.tty ? "tty" : stream);
   }
 
-  /**
-   * Output read back from the log: printed since where the read began, which can be long before
-   * it is shown (a handover's successor shows what was printed while no replica was attached).
-   */
+  /** Output read back from the log: printed since where the read began, maybe long before it is shown (a successor's first output). */
   #emitFromLog(bytes: Uint8Array): void {
     const start = this.#target.start;
     this.#emit(bytes, "stdout", start?.from === "position" ? positionTime(start.position) : undefined);
