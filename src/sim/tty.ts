@@ -121,15 +121,16 @@ export class LineDiscipline {
   }
 }
 
-/** Output post-processing (ONLCR): a program's `\n` reaches the terminal as `\r\n`. */
+/**
+ * Output post-processing (ONLCR): every `\n` a program writes reaches the terminal as `\r\n`,
+ * one it ends with `\r\n` itself included (as `\r\r\n`), as Linux's n_tty does.
+ */
 export function onlcr(data: Buffer): Buffer {
   if (!data.includes(LF)) return data;
   const out: number[] = [];
-  let prev = -1;
   for (const b of data) {
-    if (b === LF && prev !== CR) out.push(CR);
+    if (b === LF) out.push(CR);
     out.push(b);
-    prev = b;
   }
   return Buffer.from(out);
 }

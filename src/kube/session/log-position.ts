@@ -75,22 +75,53 @@ export function parseStampedLog(log: Buffer): LogLine[] {
  * (repetitive output: which copy was the last shown cannot be told).
  */
 export function positionAfter(lines: readonly LogLine[], delivered: Buffer): LogPosition | undefined {
-  if (delivered.byteLength === 0) return undefined;
-  const content = Buffer.concat(lines.map((line) => line.text));
-  const found = content.indexOf(delivered);
-  if (found === -1 || content.indexOf(delivered, found + 1) !== -1) return undefined;
-  const end = found + delivered.byteLength;
-  // The line holding byte end-1, and the offset where its timestamp's group starts.
+  // Compared with their line ends unified: a line the app ended with CR LF shows as CR CR LF on
+  // the terminal, and a runtime's log may keep or drop the CR the terminal added (containerd
+  // drops it), so CRs just before a line's end tell nothing about where the bytes are.
+  const wanted = lineEndsUnified(delivered);
+  if (wanted.byteLength === 0) return undefined;
+  const unified = lines.map((line) => lineEndsUnified(line.text));
+  const content = Buffer.concat(unified);
+  const found = content.indexOf(wanted);
+  if (found === -1 || content.indexOf(wanted, found + 1) !== -1) return undefined;
+  const end = found + wanted.byteLength;
+  // The line holding the end, and where its timestamp's group starts, counted in the lines as shown.
   let offset = 0;
+  let shownOffset = 0;
   let groupStart = 0;
   for (let index = 0; index < lines.length; index += 1) {
     const line = lines[index]!;
-    if (index === 0 || line.ns !== lines[index - 1]!.ns) groupStart = offset;
-    offset += line.text.byteLength;
-    if (offset >= end) return { at: line.at, skip: end - groupStart };
+    if (index === 0 || line.ns !== lines[index - 1]!.ns) groupStart = shownOffset;
+    const length = unified[index]!.byteLength;
+    if (offset + length >= end) {
+      // A line as shown differs from its unified form only in the CRs before its end: the end
+      // falls after the whole line, or in the part both forms share.
+      const within = end - offset === length ? line.text.byteLength : end - offset;
+      return { at: line.at, skip: shownOffset + within - groupStart };
+    }
+    offset += length;
+    shownOffset += line.text.byteLength;
   }
   return undefined;
 }
+
+/** `bytes` with every run of CRs that ends a line (before an LF, or at the very end) left out. */
+function lineEndsUnified(bytes: Buffer): Buffer {
+  if (!bytes.includes(CR_BYTE)) return bytes;
+  const kept: Buffer[] = [];
+  let from = 0;
+  for (let cr = bytes.indexOf(CR_BYTE); cr !== -1; cr = bytes.indexOf(CR_BYTE, from)) {
+    let after = cr;
+    while (bytes[after] === CR_BYTE) after += 1;
+    const endsLine = after === bytes.byteLength || bytes[after] === LF_BYTE;
+    kept.push(bytes.subarray(from, endsLine ? cr : after));
+    from = after;
+  }
+  kept.push(bytes.subarray(from));
+  return Buffer.concat(kept);
+}
+const CR_BYTE = 0x0d;
+const LF_BYTE = 0x0a;
 
 /** The bytes of `lines` after `position`: later lines whole, and the rest of its own timestamp's lines. */
 export function bytesAfter(lines: readonly LogLine[], position: LogPosition): Buffer {

@@ -104,9 +104,22 @@ describe("log positions", () => {
   it("finds what a terminal showed (CR LF) in a log that stores LF, once its lines are as the terminal showed them", () => {
     const log = Buffer.from(["2026-12-02T04:15:43.1Z tick 3\n", "2026-12-02T04:15:43.2Z tick 4\n", "2026-12-02T04:15:43.3Z tick 5\n"].join(""));
     const lines = parseStampedLog(log).map((line) => ({ ...line, text: asShownByTerminal(line.text) }));
-    expect(positionAfter(parseStampedLog(log), Buffer.from("tick 3\r\ntick 4\r\n"))).toBeUndefined();
     const position = positionAfter(lines, Buffer.from("tick 3\r\ntick 4\r\n"));
     expect(position).toEqual({ at: "2026-12-02T04:15:43.2Z", skip: 8 });
     expect(bytesAfter(lines, position!).toString()).toBe("tick 5\r\n");
+    // Counted in the lines as given: the log's own lines (LF) are found too, their skip in their bytes.
+    expect(positionAfter(parseStampedLog(log), Buffer.from("tick 3\r\ntick 4\r\n"))).toEqual({ at: "2026-12-02T04:15:43.2Z", skip: 7 });
+  });
+
+  it("finds a line the app ended with CR LF: the terminal shows CR CR LF, containerd's log keeps CR LF", () => {
+    const log = Buffer.from(["2026-12-02T04:15:43.1Z ready\r\n", "2026-12-02T04:15:43.2Z tick 1\n", "2026-12-02T04:15:43.3Z tick 2\n"].join(""));
+    const lines = parseStampedLog(log).map((line) => ({ ...line, text: asShownByTerminal(line.text) }));
+    const position = positionAfter(lines, Buffer.from("ready\r\r\ntick 1\r\n"));
+    expect(position).toEqual({ at: "2026-12-02T04:15:43.2Z", skip: 8 });
+    expect(bytesAfter(lines, position!).toString()).toBe("tick 2\r\n");
+    // Shown up to the line's CRs only: the successor starts at its end, which shows the same.
+    const early = positionAfter(lines, Buffer.from("ready\r"));
+    expect(early).toEqual({ at: "2026-12-02T04:15:43.1Z", skip: 5 });
+    expect(bytesAfter(lines, early!).toString()).toBe("\r\ntick 1\r\ntick 2\r\n");
   });
 });
