@@ -7,6 +7,7 @@
  * keeps the timestamp of its start. Pure.
  */
 import * as v from "valibot";
+import { unifyLineEnds } from "./line-ends.ts";
 
 export const LogPositionSchema = v.object({
   /** The timestamp of the line holding the last byte before the position, as the log gave it. */
@@ -75,12 +76,10 @@ export function parseStampedLog(log: Buffer): LogLine[] {
  * (repetitive output: which copy was the last shown cannot be told).
  */
 export function positionAfter(lines: readonly LogLine[], delivered: Buffer): LogPosition | undefined {
-  // Compared with their line ends unified: a line the app ended with CR LF shows as CR CR LF on
-  // the terminal, and a runtime's log may keep or drop the CR the terminal added (containerd
-  // drops it), so CRs just before a line's end tell nothing about where the bytes are.
-  const wanted = lineEndsUnified(delivered);
+  // Compared with their line ends unified (line-ends.ts): CRs before a line's end tell nothing about where the bytes are.
+  const wanted = unifyLineEnds(delivered).bytes;
   if (wanted.byteLength === 0) return undefined;
-  const unified = lines.map((line) => lineEndsUnified(line.text));
+  const unified = lines.map((line) => unifyLineEnds(line.text).bytes);
   const content = Buffer.concat(unified);
   const found = content.indexOf(wanted);
   if (found === -1 || content.indexOf(wanted, found + 1) !== -1) return undefined;
@@ -105,23 +104,6 @@ export function positionAfter(lines: readonly LogLine[], delivered: Buffer): Log
   return undefined;
 }
 
-/** `bytes` with every run of CRs that ends a line (before an LF, or at the very end) left out. */
-function lineEndsUnified(bytes: Buffer): Buffer {
-  if (!bytes.includes(CR_BYTE)) return bytes;
-  const kept: Buffer[] = [];
-  let from = 0;
-  for (let cr = bytes.indexOf(CR_BYTE); cr !== -1; cr = bytes.indexOf(CR_BYTE, from)) {
-    let after = cr;
-    while (bytes[after] === CR_BYTE) after += 1;
-    const endsLine = after === bytes.byteLength || bytes[after] === LF_BYTE;
-    kept.push(bytes.subarray(from, endsLine ? cr : after));
-    from = after;
-  }
-  kept.push(bytes.subarray(from));
-  return Buffer.concat(kept);
-}
-const CR_BYTE = 0x0d;
-const LF_BYTE = 0x0a;
 
 /** The bytes of `lines` after `position`: later lines whole, and the rest of its own timestamp's lines. */
 export function bytesAfter(lines: readonly LogLine[], position: LogPosition): Buffer {

@@ -5,6 +5,7 @@
  * come after lines it never delivered, and the log, read later, may hold them as well as some
  * of the attach's first bytes, or (written a moment behind) not yet all of either. Pure.
  */
+import { unifyLineEnds } from "./line-ends.ts";
 
 /** Longest overlap looked for: the log read is bounded, and the race it covers is short. */
 const MAX_OVERLAP_BYTES = 64 * 1024;
@@ -21,22 +22,29 @@ const MATCH_BYTES = 4 * 1024;
  */
 export function liveStart(log: Uint8Array, live: Uint8Array): number | undefined {
   if (live.byteLength === 0) return undefined;
-  const text = Buffer.from(log.buffer, log.byteOffset, log.byteLength);
-  const probe = Buffer.from(live.buffer, live.byteOffset, Math.min(live.byteLength, MATCH_BYTES));
+  // Line ends unified (line-ends.ts): a CR LF line is CR CR LF on the attach and CR LF in containerd's log.
+  const unified = unifyLineEnds(log);
+  const text = unified.bytes;
+  const liveText = unifyLineEnds(live).bytes;
+  if (liveText.byteLength === 0) return undefined;
+  const probe = liveText.subarray(0, MATCH_BYTES);
   let best: { at: number; length: number } | undefined;
   const from = Math.max(0, text.byteLength - MAX_OVERLAP_BYTES - probe.byteLength);
   for (let at = text.indexOf(probe[0]!, from); at !== -1; at = text.indexOf(probe[0]!, at + 1)) {
     const length = Math.min(text.byteLength - at, probe.byteLength);
     if (text.compare(probe, 0, length, at, at + length) === 0 && (!best || length >= best.length)) best = { at, length };
   }
-  return best?.at;
+  return best && unified.origin(best.at);
 }
 
-/** How many leading bytes of `live` the end of `log` already holds. */
+/** How many leading bytes of `live` the end of `log` already holds (line ends unified). */
 export function overlapLength(log: Uint8Array, live: Uint8Array): number {
-  const longest = Math.min(log.byteLength, live.byteLength, MAX_OVERLAP_BYTES);
+  const logText = unifyLineEnds(log).bytes;
+  const unified = unifyLineEnds(live);
+  const liveText = unified.bytes;
+  const longest = Math.min(logText.byteLength, liveText.byteLength, MAX_OVERLAP_BYTES);
   for (let length = longest; length > 0; length -= 1) {
-    if (Buffer.compare(log.subarray(log.byteLength - length), live.subarray(0, length)) === 0) return length;
+    if (Buffer.compare(logText.subarray(logText.byteLength - length), liveText.subarray(0, length)) === 0) return unified.origin(length);
   }
   return 0;
 }
@@ -82,10 +90,13 @@ export class LiveAfterLog {
     return this.#done ? Buffer.alloc(0) : this.#finish(this.#withheld);
   }
 
-  /** True when `live` occurs in the log somewhere other than at its very end. */
-  #lagging(live: Buffer): boolean {
-    for (let at = this.#log.indexOf(live); at !== -1; at = this.#log.indexOf(live, at + 1)) {
-      if (at + live.byteLength < this.#log.byteLength) return true;
+  /** True when `live` occurs in the log somewhere other than at its very end (line ends unified). */
+  #lagging(bytes: Buffer): boolean {
+    const log = unifyLineEnds(this.#log).bytes;
+    const live = unifyLineEnds(bytes).bytes;
+    if (live.byteLength === 0) return false;
+    for (let at = log.indexOf(live); at !== -1; at = log.indexOf(live, at + 1)) {
+      if (at + live.byteLength < log.byteLength) return true;
     }
     return false;
   }

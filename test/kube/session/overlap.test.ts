@@ -9,6 +9,10 @@ describe("overlapLength", () => {
     expect(overlapLength(b("abc"), b("abc"))).toBe(3);
   });
 
+  it("meets a line the app ended with CR LF: CR CR LF on the attach, CR LF in containerd's log", () => {
+    expect(overlapLength(b("booting\r\nready\r\n"), b("ready\r\r\n> "))).toBe("ready\r\r\n".length);
+  });
+
   it("is 0 when the two do not meet", () => {
     expect(overlapLength(b("booting\r\n"), b("> "))).toBe(0);
     expect(overlapLength(b(""), b("x"))).toBe(0);
@@ -26,6 +30,11 @@ describe("liveStart", () => {
     // The log ends inside the attach's bytes.
     expect(liveStart(ticks(1, 5), ticks(4, 8))).toBe(ticks(1, 3).byteLength);
     expect(liveStart(b("tick 1\r\ntick 2\r"), ticks(2, 3))).toBe(ticks(1, 1).byteLength);
+  });
+
+  it("places them past a line the app ended with CR LF, whichever way the log kept its CRs", () => {
+    expect(liveStart(b("ready\r\ntick 1\r\n"), b("ready\r\r\ntick 1\r\n"))).toBe(0);
+    expect(liveStart(b("booting\r\nready\r\n"), b("ready\r\r\n"))).toBe("booting\r\n".length);
   });
 
   it("is undefined for a log that does not hold them yet, or for nothing delivered", () => {
