@@ -5,11 +5,13 @@
  * owner gets SIGTERM (a handover) or SIGKILL (a takeover). Per session: the time from the signal
  * until a reconnecting client (every 100 ms, with its seq) is served again, the client's own time
  * from its socket's close to that, and whether any line reached it twice (must be none). Then a
- * rolling update of all three under many live terminals (bench/rolling.ts).
+ * rolling update of all three under many live terminals (bench/rolling.ts). First, on a trio of
+ * its own, a forwarded terminal's echo against its owner's (bench/forwarded-echo.ts).
  */
 import type { Terminal } from "../src/client/index.ts";
 import { sessionBody } from "../test/support/session-body.ts";
 import { waitFor } from "../test/support/wait.ts";
+import { FORWARDED_ECHO_FULL, FORWARDED_ECHO_QUICK, type ForwardedEchoOptions, runForwardedEcho } from "./forwarded-echo.ts";
 import { runRollingUpdate } from "./rolling.ts";
 import { ticksOf } from "../test/support/ticking-terminal.ts";
 import { duplicates, lastTick, shardsSettled, startReplica } from "./support/replicas.ts";
@@ -18,10 +20,13 @@ import type { BenchRunner, EntryMode } from "./support/runner.ts";
 import { startSession } from "./support/sessions.ts";
 import { summarize } from "./support/stats.ts";
 
-/** `sessions` for the handover and the takeover; `rollingSessions` for the rolling update (bench/rolling.ts). */
-export type HandoverOptions = { sessions: number; rollingSessions: number };
-export const HANDOVER_FULL: HandoverOptions = { sessions: 20, rollingSessions: 200 };
-export const HANDOVER_QUICK: HandoverOptions = { sessions: 4, rollingSessions: 12 };
+/**
+ * `sessions` for the handover and the takeover; `rollingSessions` for the rolling update
+ * (bench/rolling.ts); `forwardedEcho` for the forwarded terminal (bench/forwarded-echo.ts).
+ */
+export type HandoverOptions = { sessions: number; rollingSessions: number; forwardedEcho: ForwardedEchoOptions };
+export const HANDOVER_FULL: HandoverOptions = { sessions: 20, rollingSessions: 200, forwardedEcho: FORWARDED_ECHO_FULL };
+export const HANDOVER_QUICK: HandoverOptions = { sessions: 4, rollingSessions: 12, forwardedEcho: FORWARDED_ECHO_QUICK };
 
 const SECTION = "9 replica handover";
 const RECONNECT_EVERY_MS = 100;
@@ -32,6 +37,7 @@ type Client = { sessionId: string; lastSeq: number; text: string; gaps: number; 
 
 export async function runHandoverBench(mode: EntryMode, options: HandoverOptions): Promise<Row[]> {
   return [
+    ...(await runForwardedEcho(mode, options.forwardedEcho)),
     ...(await scenario(mode, options, "SIGTERM")),
     ...(await scenario(mode, options, "SIGKILL")),
     ...(await runRollingUpdate(mode, { sessions: options.rollingSessions })),
