@@ -8,13 +8,13 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
 import type { AvailabilityReport } from "../contract/wire.ts";
-import { type AdoptableSession, type Backend, SessionMoved, type StartSpec } from "../sessions/backend-seam.ts";
+import { type AdoptableSession, type AdoptionCeiling, type Backend, SessionMoved, type StartSpec } from "../sessions/backend-seam.ts";
 import type { KubeContext } from "./context.ts";
 import { partitionBootPods, reapFailureMessage, settled, staleWorkspaceConfigMaps, SWEEP_MIN_AGE_MS } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./images/image-picker.ts";
 import { notOfferedMessage } from "./images/image-catalog.ts";
 import { withDeadline } from "./cluster/api.ts";
-import { CALL_DEADLINE_MS, deletePod, readPods, stampPod } from "./cluster/pod-calls.ts";
+import { CALL_DEADLINE_MS, deletePod, readPods } from "./cluster/pod-calls.ts";
 import { RunSession } from "./session/run-session.ts";
 import { APP_CONTAINER_PREFIX, LABEL, ownedObjects, POOL_POD_PREFIX, workspaceConfigMapName } from "./specs/names.ts";
 import { WarmPool } from "./pool/warm-pool.ts";
@@ -29,8 +29,7 @@ import {
   runtimeClassVerdict,
 } from "./status/runtime-class.ts";
 import { WatchSession } from "./session/watch-session.ts";
-import { adoptedStreams, claimStreams } from "./session/stream-marks-calls.ts";
-import type { StreamIds } from "../sessions/stream-marks.ts";
+import { type AdoptedStreams, adoptedStreams, claimStreams } from "./session/stream-marks-calls.ts";
 import { adoptedToken, sweepTokenSecrets } from "./session/token-secret-calls.ts";
 import { WORKSPACE_APP_MANIFEST } from "./workspace-app/manifest.ts";
 import { unreleasedReason } from "../sessions/telo-gate.ts";
@@ -92,16 +91,17 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
       return new RunSession(ctx, spec, callbacks, pool).start();
     },
 
-    async adoptSessions(mine) {
+    async adoptSessions(ceiling, mine) {
       await ctx.watcher.ready;
       const boot = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
       // One replica alone: every session is its own, and the boot housekeeping is too.
       if (!mine) await housekeep(ctx, pool, boot, 0);
-      const current = await podsToAdopt(ctx, boot, mine);
+      const current = await podsToAdopt(ctx, boot, mine, ceiling);
       const tokens = await Promise.all(current.map(({ pod, record }) => adoptedToken(ctx, pod, record.mode === "watch" ? "agent" : "app")));
-      return current.map(({ pod, record }, index) => {
+      return current.map(({ pod, record, streams, claimed }, index) => {
         const token = tokens[index];
-        return adoptable(ctx, pod, { ...specFromRecord(record, pod, options.catalog), ...(token && { token }) }, watchOptions);
+        const spec = { ...specFromRecord(record, pod, options.catalog), ...(token && { token }) };
+        return adoptable(ctx, pod, spec, streams, claimed, watchOptions);
       });
     },
 
@@ -205,56 +205,66 @@ async function reportMissingRuntimeClass(ctx: KubeContext): Promise<void> {
 }
 
 type AdoptablePod = { pod: V1Pod; record: SessionRecord };
+/** A pod this owner has claimed: `streams` as the last owner left them; `claimed` whether this owner's ceiling is on it. */
+type ClaimedPod = AdoptablePod & { streams: AdoptedStreams; claimed: boolean };
 
 /** A session to take over from its pod, its streams continuing where the last owner left them (docs/replicas.md "Output across a handover"). */
-function adoptable(ctx: KubeContext, pod: V1Pod, spec: StartSpec, watchOptions: { ttlSeconds: number }): AdoptableSession {
-  const streams = adoptedStreams(pod);
+function adoptable(ctx: KubeContext, pod: V1Pod, spec: StartSpec, streams: AdoptedStreams, claimed: boolean, watchOptions: { ttlSeconds: number }): AdoptableSession {
   return {
     spec,
     resume: (callbacks) =>
       spec.mode === "watch" ? new WatchSession(ctx, spec, callbacks, watchOptions).adopt(pod, streams) : new RunSession(ctx, spec, callbacks).adopt(pod, streams),
     ...(streams.saved && { streams: streams.saved }),
-    claimStreams: (ceiling: StreamIds) => claimStreams(ctx, pod, ceiling),
+    claimed,
   };
 }
 
 /**
- * The newest pod of each session `mine` accepts (every session for one replica). Among
- * replicas, a session's older pods are reaped here, by its owner, and the pods are stamped.
+ * The newest pod of each session `mine` accepts (every session for one replica), each claimed.
+ * Among replicas, a session's older pods are reaped here, by its owner.
  */
-async function podsToAdopt(ctx: KubeContext, boot: ReturnType<typeof partitionBootPods>, mine: ((sessionId: string) => boolean) | undefined): Promise<AdoptablePod[]> {
+async function podsToAdopt(
+  ctx: KubeContext,
+  boot: ReturnType<typeof partitionBootPods>,
+  mine: ((sessionId: string) => boolean) | undefined,
+  ceiling: AdoptionCeiling,
+): Promise<ClaimedPod[]> {
   const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
   const newest = newestPodPerSession(ours);
-  const current = await stampedForAdoption(ctx, newest.current);
+  const current = await claimedForAdoption(ctx, newest.current, ceiling);
   await reapPods(ctx, mine ? newest.superseded : []);
   return current;
 }
 
 /**
- * Among replicas, the pods of a shard just taken over are stamped with this replica's term
- * before it acts on them, so that the predecessor's writes fail from then on; a pod already
- * stamped with a newer term is another replica's, and its session is not adopted. The session
- * is adopted from the pod the stamp stored, not the watch's copy: a watch a moment behind would
- * miss the marks the predecessor saved at its handover, and every client would get a `gap`.
- * One replica: every pod as the watch has it, no call.
+ * Each pod claimed with one write (stream-marks-calls.ts `claimStreams`): this owner's ceiling
+ * and, among replicas, its term's stamp, so that the predecessor's writes fail from then on; a
+ * pod already stamped with a newer term is another replica's, and its session is not adopted.
+ * The session continues from the marks that write replaced, not the watch's copy: a watch a
+ * moment behind would miss the marks the predecessor saved at its handover, and every client
+ * would get a `gap`. Among replicas the pods are read first, one list per 50 sessions; one
+ * replica writes onto the watch's copies. A claim that fails for one replica is saved later;
+ * among replicas it fails the adoption, which the next period retries.
  */
-async function stampedForAdoption(ctx: KubeContext, pods: AdoptablePod[]): Promise<AdoptablePod[]> {
-  const fence = ctx.fence;
-  if (!fence) return pods;
-  const read = await readPods(ctx, pods.map(({ record }) => record.sessionId));
-  const stamped = await Promise.all(
-    pods.map(async (candidate) => {
+async function claimedForAdoption(ctx: KubeContext, pods: AdoptablePod[], ceiling: AdoptionCeiling): Promise<ClaimedPod[]> {
+  const read = ctx.fence ? await readPods(ctx, pods.map(({ record }) => record.sessionId)) : undefined;
+  const claimed = await Promise.all(
+    pods.map(async (candidate): Promise<ClaimedPod | undefined> => {
       const name = candidate.pod.metadata?.name ?? "";
+      const apps = candidate.record.apps.map((app) => app.name);
+      const unclaimed = { ...candidate, streams: adoptedStreams(candidate.pod), claimed: false };
       try {
-        const stored = await stampPod(ctx, fence, name, read.get(name));
-        return stored ? { ...candidate, pod: stored } : candidate;
+        const claim = await claimStreams(ctx, name, read ? read.get(name) : candidate.pod, (saved) => ceiling(saved, apps));
+        return claim.stored && claim.streams ? { ...candidate, pod: claim.stored, streams: claim.streams, claimed: true } : unclaimed;
       } catch (error) {
         if (error instanceof SessionMoved) return undefined;
-        throw error;
+        if (ctx.fence) throw error;
+        ctx.log.warn("could not save the adopted session's stream ceiling; retrying", { sessionId: candidate.record.sessionId, error });
+        return unclaimed;
       }
     }),
   );
-  return stamped.filter((candidate) => candidate !== undefined);
+  return claimed.filter((candidate) => candidate !== undefined);
 }
 
 /**

@@ -163,11 +163,18 @@ export type BackendDescription = {
 export type AdoptableSession = {
   spec: StartSpec;
   resume(callbacks: BackendCallbacks): Promise<Started>;
-  /** The stream ids its last owner saved, when it saved any. */
+  /** The stream ids its last owner saved, when it saved any (as the pod had them when this owner claimed it). */
   streams?: SavedStreams;
-  /** Saves this owner's ceiling before it hands out any id (see Workload.saveCeiling). */
-  claimStreams?(ceiling: StreamIds): Promise<void>;
+  /** Whether this owner's ceiling (AdoptionCeiling) is on the pod; if not, it is saved later (see Workload.saveCeiling). */
+  claimed: boolean;
 };
+
+/**
+ * The ceiling an adopting owner claims on a session's pod, in the same write as the adoption's
+ * fencing stamp and before it hands out any id: from what the last owner saved there, as that
+ * write finds it, and the session's apps.
+ */
+export type AdoptionCeiling = (saved: SavedStreams | undefined, apps: readonly string[]) => StreamIds;
 
 export type Backend = {
   start(spec: StartSpec, callbacks: BackendCallbacks): Promise<Started>;
@@ -176,7 +183,7 @@ export type Backend = {
    * nothing explains is the backend's to reap. With it (several replicas): only the sessions
    * `mine` accepts, and no housekeeping, which is the duties holder's (`housekeep`).
    */
-  adoptSessions?(mine?: (sessionId: string) => boolean): Promise<AdoptableSession[]>;
+  adoptSessions?(ceiling: AdoptionCeiling, mine?: (sessionId: string) => boolean): Promise<AdoptableSession[]>;
   /** The boot housekeeping alone: reaping what no session explains, the warm pool's pods. */
   housekeep?(): Promise<void>;
   /**

@@ -47,6 +47,17 @@ export function needsNewCeiling(ids: StreamIds, ceiling: StreamIds): boolean {
   return near(ids.events, ceiling.events) || Object.entries(ids.apps).some(([name, id]) => near(id, ceiling.apps[name]));
 }
 
+/** The first event id and, per app, the first byte seq an adopting owner hands out. */
+export type FirstIds = { events: number; app(name: string): number };
+
+/**
+ * The ceiling an adopting owner claims on the pod before it hands out any id: its first ids
+ * plus the reserve, for the events and for each of the session's apps.
+ */
+export function adoptionCeiling(first: FirstIds, apps: readonly string[]): StreamIds {
+  return { events: first.events - 1 + RESERVE, apps: Object.fromEntries(apps.map((name) => [name, first.app(name) - 1 + RESERVE])) };
+}
+
 /**
  * The first ids a successor hands out, given what the last owner saved and `floor` (the
  * time-derived base a session adopted without marks starts at, see adoptedStreamBase).
@@ -54,7 +65,7 @@ export function needsNewCeiling(ids: StreamIds, ceiling: StreamIds): boolean {
  * gap; for an app whose output cannot be continued, one more, so that client is told of a
  * `gap`. After a crash (a ceiling): past the ceiling and the floor, so no id is ever reused.
  */
-export function firstIdsAfter(saved: SavedStreams | undefined, floor: number): { events: number; app(name: string): number } {
+export function firstIdsAfter(saved: SavedStreams | undefined, floor: number): FirstIds {
   if (!saved) return { events: floor, app: () => floor };
   if (!saved.exact) {
     return { events: Math.max(saved.ids.events + 1, floor), app: (name) => Math.max((saved.ids.apps[name] ?? 0) + 1, floor) };

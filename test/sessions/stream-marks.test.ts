@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RESERVE, ceilingOf, firstIdsAfter, needsNewCeiling } from "../../src/sessions/stream-marks.ts";
+import { RESERVE, adoptionCeiling, ceilingOf, firstIdsAfter, needsNewCeiling } from "../../src/sessions/stream-marks.ts";
 
 const FLOOR = 90_000_000;
 
@@ -25,6 +25,13 @@ describe("stream ids across owners", () => {
     expect([high.events, high.app("web")]).toEqual([FLOOR + 6, FLOOR + 10]);
     const none = firstIdsAfter(undefined, FLOOR);
     expect([none.events, none.app("web")]).toEqual([FLOOR, FLOOR]);
+  });
+
+  it("claims, on adopting, its first ids plus the reserve for the events and every app of the session", () => {
+    const first = firstIdsAfter({ exact: true, ids: { events: 41, apps: { web: 900 } }, continues: new Set(["web"]) }, FLOOR);
+    expect(adoptionCeiling(first, ["web", "added-later"])).toEqual({ events: 41 + RESERVE, apps: { web: 900 + RESERVE, "added-later": FLOOR - 1 + RESERVE } });
+    // Nothing it hands out before its next save reaches the ceiling it claimed.
+    expect(needsNewCeiling({ events: 42, apps: { web: 901, "added-later": FLOOR } }, adoptionCeiling(first, ["web", "added-later"]))).toBe(false);
   });
 
   it("asks for a new ceiling once an id is within half the reserve of it, or an app has none", () => {

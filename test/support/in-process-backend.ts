@@ -16,11 +16,16 @@ import { ownedObjects } from "../../src/kube/specs/names.ts";
 import { startLocalCluster } from "../../src/local-cluster/index.ts";
 import { simulatedBehaviourAnnotations } from "../../src/local-cluster/simulated-behaviour.ts";
 import { createLogger } from "../../src/log.ts";
-import type { Backend, BackendCallbacks, StartSpec } from "../../src/sessions/backend-seam.ts";
+import type { AdoptionCeiling, Backend, BackendCallbacks, StartSpec } from "../../src/sessions/backend-seam.ts";
+import { adoptedStreamBase } from "../../src/sessions/session.ts";
+import { adoptionCeiling, firstIdsAfter } from "../../src/sessions/stream-marks.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { freePort } from "./ports.ts";
 
 export const SESSION_NAMESPACE = "telo-sessions";
+
+/** The ceiling the supervisor's adoption claims (src/supervisor/adoption.ts), for a test that adopts through the backend alone. */
+export const ADOPTION_CEILING: AdoptionCeiling = (saved, apps) => adoptionCeiling(firstIdsAfter(saved, adoptedStreamBase(Date.now())), apps);
 
 export type InProcessBackend = {
   sim: SimulatedCluster;
@@ -61,7 +66,7 @@ export async function startInProcessBackend(options: { warmPoolSize?: number; ti
     { picker: undefined, catalog: new Map(), watchTtlSeconds: 600 },
   );
   // Boot: nothing to adopt; a warm pool, if configured, starts filling.
-  await backend.adoptSessions?.();
+  await backend.adoptSessions?.(ADOPTION_CEILING);
   return {
     sim,
     backend,

@@ -68,42 +68,31 @@ export async function deletePod(ctx: KubeContext, name: string): Promise<void> {
 }
 
 /**
- * Among replicas, before a replica acts on a pod of a shard it took over: the pod stamped with
- * its term (a full update, conditional on the version read), so that every later write of the
- * predecessor fails. Throws SessionMoved when the pod carries a newer term. Returns the pod as
- * stored with the stamp (undefined when it is gone): what the predecessor wrote last, its
- * handover's stream marks included, which the watch may not have delivered yet. `read`: the pod
- * as the apiserver answered a read just made (readPods), else it is read here.
- */
-export async function stampPod(ctx: KubeContext, fence: WriteFence, name: string, read?: V1Pod): Promise<V1Pod | undefined> {
-  const namespace = ctx.config.sessionPods.namespace;
-  let stored: V1Pod | undefined;
-  await fencedWrite(ctx, fence, name, read ?? "apiserver", async (pod, writer) => {
-    stored = await withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body: fencedUpdate(pod, writer) }), CALL_DEADLINE_MS, "the adoption's pod stamp");
-  });
-  return stored;
-}
-
-/**
  * A change to a session pod's metadata (its stream marks): a full update conditional on the
  * version read, read again after a 409. Among replicas it is fenced like every other pod write,
- * so a replica that lost the session cannot make it; `change` may throw to refuse what it reads.
- * `written`: a copy of the pod to try before any read (the adoption's claim, onto what its stamp
- * stored); not the watch's copy where `change` may refuse what it reads, since an old copy would
- * be refused without a fresh read.
+ * so a replica that lost the session cannot make it, and it stamps this replica's term; `change`
+ * may throw to refuse what it reads. `written`: a copy of the pod to try before any read (the
+ * adoption's claim); not the watch's copy where `change` may refuse what it reads, since an old
+ * copy would be refused without a fresh read. Returns the pod as stored; undefined when, among
+ * replicas, it is gone.
  */
-export async function updatePod(ctx: KubeContext, name: string, what: string, change: (pod: V1Pod) => void, written?: V1Pod): Promise<void> {
+export async function updatePod(ctx: KubeContext, name: string, what: string, change: (pod: V1Pod) => void, written?: V1Pod): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;
   const replace = (body: V1Pod) => withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body }), CALL_DEADLINE_MS, what);
-  if (ctx.fence) return fencedWrite(ctx, ctx.fence, name, written ?? "apiserver", (pod, writer) => replace(fencedUpdate(pod, writer, change)));
+  if (ctx.fence) {
+    let stored: V1Pod | undefined;
+    await fencedWrite(ctx, ctx.fence, name, written ?? "apiserver", async (pod, writer) => {
+      stored = await replace(fencedUpdate(pod, writer, change));
+    });
+    return stored;
+  }
   for (let attempt = 1; ; attempt += 1) {
     const pod = (attempt === 1 && written) || (await readPod(ctx, name, what));
     if (!pod?.metadata) throw new Error(`pod ${name} is gone`);
     const copy = structuredClone(pod);
     change(copy);
     try {
-      await replace(copy);
-      return;
+      return await replace(copy);
     } catch (error) {
       if (!isConflict(error) || attempt >= 5) throw error;
     }

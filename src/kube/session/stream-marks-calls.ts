@@ -59,17 +59,26 @@ export function adoptedStreams(pod: V1Pod): AdoptedStreams {
 }
 
 /**
- * An adopting replica's claim: its ceiling, written whatever the pod carried, first onto `adopted`
- * (among replicas the pod as the adoption stamp stored it, so no read is needed; a copy that has
- * changed since costs a 409 and a read, and the claim refuses nothing it could be misled by).
+ * An adopting owner's claim, its one write on the pod: the ceiling `ceilingAfter` gives for the
+ * marks the pod carries as the write finds them and, among replicas, the stamp of this replica's
+ * term with it (every fenced write stamps), so that no write of the predecessor lands after it.
+ * `first`: the copy to write onto before any read (among replicas, a list just answered; one
+ * replica, the watch's copy); a copy that has changed since costs a 409 and a read. Returns what
+ * the last owner saved, from the pod the write replaced, and the pod as stored; neither when the
+ * pod is gone.
  */
-export function claimStreams(ctx: KubeContext, adopted: V1Pod, ceiling: StreamIds): Promise<void> {
-  return writeMarks(ctx, adopted.metadata?.name ?? "", marksOf(ceiling, false), true, adopted);
+export async function claimStreams(ctx: KubeContext, name: string, first: V1Pod | undefined, ceilingAfter: (saved: SavedStreams | undefined) => StreamIds): Promise<{ stored?: V1Pod; streams?: AdoptedStreams }> {
+  let streams: AdoptedStreams | undefined;
+  const stored = await updatePod(ctx, name, "the adoption's claim on the pod", (pod) => {
+    streams = adoptedStreams(pod);
+    setMarks(pod, marksOf(ceilingAfter(streams.saved), false));
+  }, first);
+  return stored && streams ? { stored, streams } : {};
 }
 
 /** An owner's new ceiling; refused (an error) once another process has claimed the session. */
 export function saveCeiling(ctx: KubeContext, podName: string, ceiling: StreamIds): Promise<void> {
-  return writeMarks(ctx, podName, marksOf(ceiling, false), false);
+  return writeMarks(ctx, podName, marksOf(ceiling, false));
 }
 
 /**
@@ -83,7 +92,7 @@ export async function saveHandover(ctx: KubeContext, podName: string, ids: Strea
     const start = starts.get(name);
     if (start && start.from !== "now") app.start = start;
   }
-  return writeMarks(ctx, podName, marks, false);
+  return writeMarks(ctx, podName, marks);
 }
 
 function marksOf(ids: StreamIds, exact: boolean): StreamMarks {
@@ -91,11 +100,15 @@ function marksOf(ids: StreamIds, exact: boolean): StreamMarks {
 }
 
 /** Read, check, conditional replace (pod-calls.ts `updatePod`: fenced among replicas). */
-async function writeMarks(ctx: KubeContext, podName: string, marks: StreamMarks, claim: boolean, written?: V1Pod): Promise<void> {
+async function writeMarks(ctx: KubeContext, podName: string, marks: StreamMarks): Promise<void> {
   await updatePod(ctx, podName, "the pod's stream marks", (pod) => {
     const text = pod.metadata?.annotations?.[STREAMS_ANNOTATION];
     const stored = text === undefined ? undefined : parseJsonAs(StreamMarksSchema, text);
-    if (!claim && stored && stored.by !== WRITER) throw new Error("another replica has claimed the session's streams");
-    pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [STREAMS_ANNOTATION]: JSON.stringify(marks) } };
-  }, written);
+    if (stored && stored.by !== WRITER) throw new Error("another replica has claimed the session's streams");
+    setMarks(pod, marks);
+  });
+}
+
+function setMarks(pod: V1Pod, marks: StreamMarks): void {
+  pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [STREAMS_ANNOTATION]: JSON.stringify(marks) } };
 }
