@@ -127,11 +127,13 @@ export class SessionService {
     const handovers = sessions.map(async (session) => {
       this.registry.handOff(session.id);
       const workload = session.workload;
+      const saving = workload?.handOver !== undefined;
       try {
-        if (!workload?.handOver) return await workload?.release?.();
-        await workload.handOver(lastIds(session));
+        if (workload?.handOver) await workload.handOver(lastIds(session));
+        else await workload?.release?.();
       } catch (error) {
-        this.#launcher.logFor(session).warn("could not save the session's stream positions at its handover", { error });
+        const what = saving ? "could not save the session's stream positions at its handover" : "could not let the session's workload go at its handover";
+        this.#launcher.logFor(session).warn(what, { error });
       } finally {
         unsaved -= 1;
       }
