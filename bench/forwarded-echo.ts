@@ -1,8 +1,8 @@
 /**
- * Section 9, a forwarded terminal (docs/replicas.md "Forwarding"): three replicas settled, and
- * sessions each with its terminal open twice at once, through the api of the replica that owns
- * it (its own supervisor, over the Unix socket) and through another replica's api (forwarded to
- * the owner's supervisor over the TCP peer link). Keystroke → echo round trips are taken in
+ * Section 9, a forwarded terminal (docs/replicas.md "How it is built"): three replicas settled,
+ * and sessions each with its terminal open twice at once, through the api of the replica that
+ * owns it (its own supervisor, over the Unix socket) and through another replica's api
+ * (forwarded to the owner's supervisor over the TCP peer link). Keystroke → echo round trips are taken in
  * batches alternating between the two, so both see the same machine. Target: the forwarded p99
  * within 1 ms of the owner's.
  */
