@@ -1,6 +1,6 @@
 import type { Context, Handler } from "hono";
 import { paramNames, type RouteSpec, TERMS_HEADER } from "../src/contract/routes.ts";
-import { type HandlerDeps, readBody, rejectBody } from "./support.ts";
+import { type HandlerDeps, readBody, rejectBody, withOwner } from "./support.ts";
 
 /**
  * A relayed route of the table: the body validated here with the route's schema, then the
@@ -15,12 +15,9 @@ export const relayed = (deps: HandlerDeps, route: RouteSpec): Handler => async (
     body = parse.value;
   }
   const params = Object.fromEntries(paramNames(route.path).map((name) => [name, c.req.param(name) ?? ""]));
-  const answer: unknown = await deps.supervisorFor(params.id).call(route, {
-    params,
-    query: Object.fromEntries((route.query ?? []).map((name) => [name, c.req.query(name)])),
-    body,
-    acceptedTerms: c.req.header(TERMS_HEADER),
-  });
+  const call = { params, query: Object.fromEntries((route.query ?? []).map((name) => [name, c.req.query(name)])), body, acceptedTerms: c.req.header(TERMS_HEADER) };
+  const answer: unknown =
+    params.id === undefined ? await deps.supervisorFor().call(route, call) : await withOwner(deps, params.id, "call", (supervisor) => supervisor.call(route, call), c.req.raw.signal);
   if (route.status === 204) return c.body(null, 204);
   return c.json(answer as object, route.status);
 };

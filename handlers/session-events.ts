@@ -4,7 +4,7 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Handler } from "hono";
 import { SSE_HEADERS, relaySse } from "../src/api/sse-relay.ts";
 import { parseCursor } from "../src/internal/protocol.ts";
-import type { HandlerDeps } from "./support.ts";
+import { type HandlerDeps, withOwner } from "./support.ts";
 
 /**
  * GET /v1/sessions/:id/events: the SSE stream from the supervisor. On node's HTTP server
@@ -16,8 +16,9 @@ export const sessionEvents = (deps: HandlerDeps): Handler => async (c) => {
   // Last-Event-ID wins over ?lastEventId; an invalid value means "from the start".
   const afterId = parseCursor(c.req.header("last-event-id")) ?? parseCursor(c.req.query("lastEventId")) ?? 0;
   const sessionId = c.req.param("id") ?? "";
-  // An unknown session is a RunnerError (404), relayed by the routes' error handler.
-  const stream = await deps.supervisorFor(sessionId).events(sessionId, afterId);
+  // An unknown session is a RunnerError (404), relayed by the routes' error handler; one
+  // between replicas is waited for, since an EventSource answered 503 does not come back.
+  const stream = await withOwner(deps, sessionId, "stream", (supervisor) => supervisor.events(sessionId, afterId), c.req.raw.signal);
   // The head as the middleware prepared it (CORS, request id), with the stream's own fields.
   const head = c.newResponse(null, 200, deps.corsOrigins ? { ...SSE_HEADERS, vary: "Origin" } : SSE_HEADERS);
   const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;

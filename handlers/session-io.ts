@@ -4,7 +4,7 @@ import type { WebSocket } from "ws";
 import { CloseCodes } from "../src/contract/streams.ts";
 import { relayTerminal } from "../src/internal/terminal-relay.ts";
 import { currentRequestId, withRequestId } from "../src/observability/request-context.ts";
-import type { HandlerDeps } from "./support.ts";
+import { type HandlerDeps, withOwner } from "./support.ts";
 
 /** Where the runner's own server (src/api/upgrade.ts) takes an accepted terminal from. */
 export const TERMINAL_UPGRADE = Symbol("terminal upgrade");
@@ -22,16 +22,16 @@ function terminalStart(deps: HandlerDeps, c: Context): TerminalStart {
   const origin = c.req.header("origin");
   const query = new URL(c.req.url).searchParams;
   const corsOrigins = deps.corsOrigins;
-  const supervisor = deps.supervisorFor(sessionId);
   // The upgrade completes after the request's middleware returned: its id is carried along.
   const requestId = currentRequestId();
-  const open = () => supervisor.openTerminal(sessionId, query);
+  // A session between replicas is waited for, for a while, before the client is told to come back.
+  const open = (clientGone: AbortSignal) => withOwner(deps, sessionId, "stream", (supervisor) => supervisor.openTerminal(sessionId, query), clientGone);
   return (ws) => {
     if (corsOrigins && (origin === undefined || !corsOrigins.includes(origin))) {
       ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");
       return;
     }
-    relayTerminal(ws, requestId === undefined ? open : () => withRequestId(requestId, open));
+    relayTerminal(ws, requestId === undefined ? open : (clientGone) => withRequestId(requestId, () => open(clientGone)));
   };
 }
 

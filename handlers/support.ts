@@ -15,6 +15,7 @@ import {
   unsupportedMediaType,
   validationFailure,
 } from "../src/contract/validation.ts";
+import type { MoveWait } from "../src/api/session-router.ts";
 import type { SupervisorClient } from "../src/internal/client.ts";
 import type { Logger } from "../src/log.ts";
 
@@ -24,6 +25,12 @@ export type HandlerDeps = {
    * particular): the local one for now; a peer replica's later, over the same protocol.
    */
   supervisorFor(sessionId?: string): SupervisorClient;
+  /**
+   * Several replicas (src/api/session-router.ts `routed`): `attempt` against the supervisor that
+   * serves the session and, while the session is between owners, again until it has one, for a
+   * bounded time. Absent: `attempt(supervisorFor(sessionId))`, once.
+   */
+  routeSession?<T>(sessionId: string, wait: MoveWait, attempt: (supervisor: SupervisorClient) => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Allowed origins; undefined = any (`*`). */
   corsOrigins: string[] | undefined;
   version: string;
@@ -37,6 +44,11 @@ export type HandlerDeps = {
   /** Where unexpected errors are logged; absent = a JSON logger on stderr. */
   log?: Logger | undefined;
 };
+
+/** `attempt` against the session's supervisor, waiting out a move between replicas where the host routes sessions (HandlerDeps.routeSession). */
+export function withOwner<T>(deps: HandlerDeps, sessionId: string, wait: MoveWait, attempt: (supervisor: SupervisorClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  return deps.routeSession ? deps.routeSession(sessionId, wait, attempt, signal) : attempt(deps.supervisorFor(sessionId));
+}
 
 /** Reads and validates a JSON body; a missing body is validated as `undefined`. */
 export async function readBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<BodyParse<v.InferOutput<S>>> {

@@ -10,6 +10,7 @@ import { WebSocketServer } from "ws";
 import { createConsoleRoutes } from "../../handlers/console.ts";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { metrics } from "../../handlers/metrics.ts";
+import type { HandlerDeps } from "../../handlers/support.ts";
 import type { AccessConfig } from "../config/access.ts";
 import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
@@ -67,8 +68,9 @@ export async function startApiServer(options: {
   const router = new SessionRouter(new SupervisorClient(options.socketPath(port)), options.replicas?.credential, log);
   if (options.replicas) router.start();
   const supervisorFor = (sessionId?: string) => router.supervisorFor(sessionId);
+  const routeSession: HandlerDeps["routeSession"] = (sessionId, wait, attempt, signal) => router.routed(sessionId, wait, attempt, signal);
   app.get("/metrics", metrics({ supervisorFor }));
-  app.route("/", createRunnerRoutes({ supervisorFor, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));
+  app.route("/", createRunnerRoutes({ supervisorFor, routeSession, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));
   if (options.console) app.route("/", createConsoleRoutes({ supervisorFor, log }));
   app.notFound(notFound);
   serveUpgrades(server, app, wss, log);

@@ -2,18 +2,32 @@
  * Which supervisor serves a session (docs/replicas.md): the local one, unless the runner runs as
  * several replicas and the session's shard is held by another, whose supervisor this api then
  * reaches directly over the authenticated peer link (one hop: a supervisor never forwards). The
- * placement comes from the local supervisor, re-read every refresh period; a placement a moment
- * old reaches a replica that answers 503 `session_moving`, and the client's retry finds the owner.
+ * placement comes from the local supervisor, re-read every refresh period. A session between
+ * owners (its supervisor answers `session_moving`, or the peer that held it cannot be reached)
+ * is asked again as the placement moves, for a bounded time, rather than refused: a browser's
+ * EventSource answered 503 gives up for good, and a terminal refused backs off.
  */
 import { parsePeerAddress } from "../config/peer.ts";
+import { isSessionMoving } from "../contract/problem.ts";
 import { routes } from "../contract/routes.ts";
 import type { PlacementAnswer } from "../contract/responses.ts";
-import { SupervisorClient } from "../internal/client.ts";
+import { SupervisorClient, SupervisorUnavailableError } from "../internal/client.ts";
 import type { Logger } from "../log.ts";
 import { shardOf } from "../replicas/rendezvous.ts";
 
 /** A quarter second: a moved shard is found within it (a local call of a few hundred bytes). */
 const REFRESH_MS = 250;
+/** How often a session between owners is asked again when the placement has not changed meanwhile. */
+const ASK_AGAIN_MS = 100;
+
+/**
+ * How long a request waits for its session to have an owner again before the client is refused
+ * as before (`503 session_moving`, a terminal closed with `1012`). A call: under the 6 s the
+ * Studio client gives its calls. A stream (SSE, terminal): past a default lease (15 s) and
+ * retry period (2 s), so a killed owner's sessions are waited for too.
+ */
+export const MOVE_WAIT_MS = { call: 5_000, stream: 20_000 } as const;
+export type MoveWait = keyof typeof MOVE_WAIT_MS;
 
 export class SessionRouter {
   readonly #local: SupervisorClient;
@@ -22,6 +36,12 @@ export class SessionRouter {
   readonly #peers = new Map<string, SupervisorClient>();
   #placement: PlacementAnswer = { shared: false };
   #timer: NodeJS.Timeout | undefined;
+  /** A read of the placement asked for now (by a request whose session was moving), shared by all who ask meanwhile. */
+  #reading: Promise<boolean> | undefined;
+  #lastAsked = 0;
+  /** Requests waiting for the placement to change. */
+  readonly #waiting = new Set<() => void>();
+  readonly #closed = new AbortController();
 
   constructor(local: SupervisorClient, credential: string | undefined, log: Logger) {
     this.#local = local;
@@ -48,12 +68,60 @@ export class SessionRouter {
   /** One read of the placement, true when it came; a failed read keeps the last one (the supervisor may be restarting). */
   async refresh(): Promise<boolean> {
     try {
+      const before = this.#placement;
       this.#placement = await this.#local.call(routes.placement);
+      if (placementMoved(before, this.#placement)) for (const wake of this.#waiting) wake();
       return true;
     } catch {
       // Requests meanwhile go where the last placement says; a wrong guess is a 503 and a retry.
       return false;
     }
+  }
+
+  /**
+   * `attempt` against the supervisor that serves `sessionId` and, while the session is between
+   * owners, again each time the placement changes (or every ASK_AGAIN_MS), for up to
+   * MOVE_WAIT_MS[wait]; then the last refusal is thrown, as it would have been at once. One
+   * replica, or a refusal of another kind (or the local supervisor away): thrown at once.
+   * `signal`: the client went away, so the last refusal is thrown without waiting further.
+   */
+  async routed<T>(sessionId: string, wait: MoveWait, attempt: (supervisor: SupervisorClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const deadline = Date.now() + MOVE_WAIT_MS[wait];
+    for (;;) {
+      const supervisor = this.supervisorFor(sessionId);
+      try {
+        return await attempt(supervisor);
+      } catch (error) {
+        const moving = isSessionMoving(error) || (supervisor !== this.#local && error instanceof SupervisorUnavailableError);
+        if (!moving || !this.#placement.shared || Date.now() >= deadline || signal?.aborted || this.#closed.signal.aborted) throw error;
+        await this.#placementChange(Math.min(ASK_AGAIN_MS, deadline - Date.now()), signal);
+      }
+    }
+  }
+
+  /** A read of the placement now, unless one is under way or began less than ASK_AGAIN_MS ago: many waiting requests make one read. */
+  #askPlacement(): void {
+    if (this.#reading || Date.now() - this.#lastAsked < ASK_AGAIN_MS) return;
+    this.#lastAsked = Date.now();
+    this.#reading = this.refresh().finally(() => (this.#reading = undefined));
+  }
+
+  /** Resolves once a fresh read of the placement shows a change, after `ms` at the latest, or when `signal` (or closing) aborts. */
+  #placementChange(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    this.#askPlacement();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiting.delete(done);
+        signal?.removeEventListener("abort", done);
+        this.#closed.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#waiting.add(done);
+      signal?.addEventListener("abort", done, { once: true });
+      this.#closed.signal.addEventListener("abort", done, { once: true });
+    });
   }
 
   /** The supervisor serving `sessionId`; the local one for anything not about one session. */
@@ -67,6 +135,7 @@ export class SessionRouter {
 
   async close(): Promise<void> {
     clearTimeout(this.#timer);
+    this.#closed.abort();
     await Promise.allSettled([this.#local, ...this.#peers.values()].map((client) => client.close()));
   }
 
@@ -82,4 +151,10 @@ export class SessionRouter {
     this.#peers.set(address, client);
     return client;
   }
+}
+
+/** Whether any shard's holder differs between two placements. */
+function placementMoved(before: PlacementAnswer, after: PlacementAnswer): boolean {
+  if (!before.shared || !after.shared) return before.shared !== after.shared;
+  return before.owners.length !== after.owners.length || before.owners.some((owner, shard) => owner !== after.owners[shard]);
 }

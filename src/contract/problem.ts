@@ -69,6 +69,11 @@ export class RunnerError extends Error {
   }
 }
 
+/** Whether a refusal says the session is between runner replicas (a retry will find its owner). */
+export function isSessionMoving(error: unknown): boolean {
+  return error instanceof RunnerError && error.status === 503 && error.body?.error === "session_moving";
+}
+
 /** The JSON error body of an answer, or its text as the message when it is not JSON. */
 export function errorBodyOf(text: string): RunnerError["body"] {
   if (text === "") return undefined;

@@ -68,8 +68,11 @@ export class SupervisorClient {
     const path = pathOf(INTERNAL_PREFIX, routes.sessionIo, { id: sessionId }) + queryOf(routes.sessionIo, passed);
     const response = await this.#open("GET", path, {}, undefined, false);
     if (response.status !== 200) {
+      // Its refusal (a session between replicas: 503 session_moving) says why; the stream's
+      // own end was left open for stdin, so it is cut once the answer is read.
+      const text = await readText(response.stream).catch(() => "");
       response.stream.destroy();
-      throw new SupervisorUnavailableError(`the supervisor refused the terminal stream with ${response.status}`);
+      throw new RunnerError(response.status, errorBodyOf(text));
     }
     return response.stream;
   }

@@ -8,6 +8,7 @@
 import { type ClientHttp2Stream, constants } from "node:http2";
 import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
+import { isSessionMoving } from "../contract/problem.ts";
 import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "./io-frames.ts";
 
 const CLIENT_BUFFER_HIGH_WATER = 1024 * 1024;
@@ -15,6 +16,8 @@ const CLOSE_DRAIN_POLL_MS = 50;
 const CLOSE_DRAIN_MAX_MS = 2_000;
 /** Closed by the runner when the supervisor went away: clients reconnect (not a final code). */
 export const SUPERVISOR_GONE = { code: 1011, reason: "supervisor unavailable" };
+/** Closed when the session stayed between runner replicas longer than the api waits: clients reconnect. */
+export const SESSION_MOVING = { code: 1012, reason: "session moving between runner replicas; reconnect" };
 
 /**
  * Writes the client's frames (stdin, control) to the supervisor. The messages of one client
@@ -48,9 +51,10 @@ function clientSocket(raw: WebSocket): ClientSocket | undefined {
 
 /**
  * Joins a client's WebSocket to the terminal stream `open` gives: the client's messages go to
- * the supervisor, its frames to the client. Either side going away ends the other.
+ * the supervisor, its frames to the client. Either side going away ends the other; `open` is
+ * told (its signal) when the client leaves before the stream is open.
  */
-export function relayTerminal(raw: WebSocket, open: () => Promise<ClientHttp2Stream>): void {
+export function relayTerminal(raw: WebSocket, open: (clientGone: AbortSignal) => Promise<ClientHttp2Stream>): void {
   let stream: ClientHttp2Stream | undefined;
   let toSupervisor: ((frame: IoFrame) => void) | undefined;
   let closed = false;
@@ -64,13 +68,15 @@ export function relayTerminal(raw: WebSocket, open: () => Promise<ClientHttp2Str
     if (toSupervisor) toSupervisor(frame);
     else early.push(frame);
   });
+  const left = new AbortController();
   const clientGone = () => {
     closed = true;
+    left.abort();
     if (stream && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
   };
   raw.once("close", clientGone);
   raw.on("error", clientGone);
-  open().then(
+  open(left.signal).then(
     (opened) => {
       if (closed) return opened.close(constants.NGHTTP2_CANCEL);
       stream = opened;
@@ -79,11 +85,12 @@ export function relayTerminal(raw: WebSocket, open: () => Promise<ClientHttp2Str
       raw.resume();
       relayToClient(opened, raw, () => (closed = true));
     },
-    () => {
+    (error: unknown) => {
       closed = true;
       // Read again, so the client's answering close frame ends the socket at once.
       raw.resume();
-      raw.close(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
+      const { code, reason } = isSessionMoving(error) ? SESSION_MOVING : SUPERVISOR_GONE;
+      raw.close(code, reason);
     },
   );
 }

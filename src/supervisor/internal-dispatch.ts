@@ -108,13 +108,9 @@ export function createDispatch(service: SessionService, log: Logger) {
     if (!found) throw new Problem("not_found", "no_such_internal_route", `${method} ${url.pathname}`);
     const [name, params] = found as [RouteName, Record<string, string>];
     // Several replicas: a session of a shard another replica holds (or, for a moment, nobody)
-    // is refused with 503, and the client's retry finds the owner (docs/replicas.md).
-    if (params.id !== undefined && service.servedElsewhere(params.id)) {
-      if (name !== "sessionIo") throw servedElsewhere(params.id);
-      stream.respond({ ":status": 200, ...VERSION });
-      refuseTerminal(stream, CloseCodes.serviceRestart, "session moving between runner replicas; reconnect");
-      return undefined;
-    }
+    // is refused with 503, a terminal and an event stream too; the api asks again as the
+    // placement moves, and refuses its client only if no owner comes (docs/replicas.md).
+    if (params.id !== undefined && service.servedElsewhere(params.id)) throw servedElsewhere(params.id);
     if (name === "sessionEvents" || name === "sessionIo") {
       (name === "sessionEvents" ? serveEvents : serveTerminal)(service, params.id ?? "", url, stream);
       return undefined;
