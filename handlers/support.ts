@@ -22,7 +22,7 @@ import type { Logger } from "../src/log.ts";
 export type HandlerDeps = {
   /**
    * The supervisor that holds a session (or, with no id, the one to ask about no session in
-   * particular): the local one for now; a peer replica's later, over the same protocol.
+   * particular): the local one, or among replicas the owner's, reached over the peer link.
    */
   supervisorFor(sessionId?: string): SupervisorClient;
   /**
