@@ -23,7 +23,7 @@ import { FANOUT_FULL, FANOUT_QUICK, runFanoutBench } from "./fanout.ts";
 import { HANDOVER_FULL, HANDOVER_QUICK, runHandoverBench } from "./handover.ts";
 import { KWOK_FULL, KWOK_QUICK, runKwokScaleBench } from "./kwok/scale.ts";
 import { REALISTIC_FULL, REALISTIC_POD_START_MS, REALISTIC_QUICK, runRealisticStartBench } from "./realistic.ts";
-import { SCALE_FULL, SCALE_QUICK, runScaleBench } from "./scale.ts";
+import { EXIT_TTL_MS, SCALE_FULL, SCALE_QUICK, runScaleBench } from "./scale.ts";
 import { START_FULL, START_QUICK, runStartBench } from "./start.ts";
 import { renderNotes, renderTable, type Row } from "./support/report.ts";
 import { compileRunner } from "./support/build.ts";
@@ -60,8 +60,10 @@ async function section(name: string, run: () => Promise<Row[]>): Promise<void> {
   }
 }
 
-async function withRunner(run: (runner: BenchRunner) => Promise<void>, podStartDelayMs = 0, peer = false): Promise<void> {
-  const runner = await startBenchRunner({ mode, podStartDelayMs, peer });
+type RunnerOptions = { podStartDelayMs?: number; peer?: boolean; env?: Record<string, string> };
+
+async function withRunner(run: (runner: BenchRunner) => Promise<void>, options: RunnerOptions = {}): Promise<void> {
+  const runner = await startBenchRunner({ mode, ...options });
   try {
     await run(runner);
   } finally {
@@ -97,19 +99,20 @@ if (wanted("4")) {
   await withRunner(async (runner) => {
     const peerRows = () => runTerminalBench(runner, quick ? TERMINAL_QUICK : TERMINAL_FULL);
     await section("4p terminal over the TCP peer link", async () => (await peerRows()).map((row) => ({ ...row, section: "4p terminal, TCP peer link" })));
-  }, 0, true);
+  }, { peer: true });
 }
-// Memory starts from processes that have served nothing: a runner of its own.
+// Memory starts from processes that have served nothing: a runner of its own, which evicts an
+// ended session after EXIT_TTL_MS instead of 4 h so the section can read memory after eviction.
 if (wanted("2", "3")) {
   await withRunner(async (runner) => {
     await section("3 memory", () => runScaleBench(runner, quick ? SCALE_QUICK : SCALE_FULL));
-  });
+  }, { env: { RUNNER_EXIT_TTL_MS: String(EXIT_TTL_MS) } });
 }
 // A kubelet that takes as long as a real one: a runner (and cluster) of its own.
 if (wanted("7")) {
   await withRunner(async (runner) => {
     await section("7 realistic start", () => runRealisticStartBench(runner, quick ? REALISTIC_QUICK : REALISTIC_FULL));
-  }, REALISTIC_POD_START_MS);
+  }, { podStartDelayMs: REALISTIC_POD_START_MS });
 }
 // The warm pool on a kubelet that takes 1 s per container start: a runner of its own.
 if (wanted("8")) await section("8 warm start", () => runWarmBench(mode, quick ? WARM_QUICK : WARM_FULL));

@@ -10,6 +10,7 @@
  * as L one-byte chunks, "\r\n", and the line with "\r\n": 2L + 4 bytes in L + 2 chunks. The
  * throughput figures are therefore dominated by per-chunk cost, for runner and baseline alike.
  */
+import { availableParallelism } from "node:os";
 import { attachContainer } from "../src/kube/io/attach.ts";
 import type { Row } from "./support/report.ts";
 import { ByteCounter } from "./support/bytes.ts";
@@ -18,7 +19,7 @@ import { clearDirectPods, DIRECT_LABEL, sessionPod, startSession, stopSessions, 
 import { ratio, since, summarize } from "./support/stats.ts";
 
 export type TerminalOptions = { echoBatches: number; echoPerBatch: number; trials: number; trialMs: number };
-export const TERMINAL_FULL: TerminalOptions = { echoBatches: 12, echoPerBatch: 25, trials: 6, trialMs: 2000 };
+export const TERMINAL_FULL: TerminalOptions = { echoBatches: 120, echoPerBatch: 25, trials: 6, trialMs: 2000 };
 export const TERMINAL_QUICK: TerminalOptions = { echoBatches: 2, echoPerBatch: 25, trials: 2, trialMs: 500 };
 
 const LINE_BYTES = 1024;
@@ -47,7 +48,7 @@ export async function echoBatch(side: Side, count: number): Promise<number[]> {
 }
 
 /** Bytes per second of echoed output for `ms`, keeping WINDOW lines in flight. */
-async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: number; framesPerSecond: number; frames: number }> {
+async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: number; framesPerSecond: number; frames: number; seconds: number }> {
   const line = Buffer.alloc(LINE_BYTES + 1, "a".charCodeAt(0));
   line[LINE_BYTES] = 0x0d;
   const perLine = 2 * LINE_BYTES + 4;
@@ -63,7 +64,7 @@ async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: num
   await side.counter.until(startBytes + sent * perLine);
   const seconds = since(start) / 1000;
   const frames = side.counter.frames - startFrames;
-  return { bytesPerSecond: (side.counter.total - startBytes) / seconds, framesPerSecond: frames / seconds, frames };
+  return { bytesPerSecond: (side.counter.total - startBytes) / seconds, framesPerSecond: frames / seconds, frames, seconds };
 }
 
 /**
@@ -173,7 +174,11 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
   const framesRunner: number[] = [];
   const framesDirect: number[] = [];
   // CPU the two processes spend per output chunk while the runner's trials run.
-  const cpuSpent = { api: 0, supervisor: 0, chunks: 0 };
+  const cpuSpent = { api: 0, supervisor: 0, chunks: 0, kib: 0 };
+  // CPU of every process on the bytes' path, in cores, for the runner's trials (api, supervisor
+  // and this process: the simulated cluster and the client) and the direct ones (this process):
+  // on a 2-core machine, whether the runner's path is bound by CPU or by waiting.
+  const busy = { runner: { cpuMs: 0, seconds: 0 }, direct: { cpuMs: 0, seconds: 0 } };
   for (let t = 0; t < options.trials + 1; t++) {
     const pair = await opened();
     try {
@@ -189,7 +194,13 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
       cpuSpent.api += after.api - before.api;
       cpuSpent.supervisor += after.supervisor - before.supervisor;
       cpuSpent.chunks += r.frames;
+      cpuSpent.kib += (r.bytesPerSecond * r.seconds) / 1024;
+      busy.runner.cpuMs += after.api - before.api + after.supervisor - before.supervisor + after.bench - before.bench;
+      busy.runner.seconds += r.seconds;
+      const directBefore = await cpuSnapshot(runner);
       const d = await throughput(pair.directSide, options.trialMs);
+      busy.direct.cpuMs += (await cpuSnapshot(runner)).bench - directBefore.bench;
+      busy.direct.seconds += d.seconds;
       rateRunner.push(r.bytesPerSecond / 1024);
       rateDirect.push(d.bytesPerSecond / 1024);
       framesRunner.push(r.framesPerSecond);
@@ -221,6 +232,16 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
     { section, metric: "  output chunks per second", value: summarize(framesRunner), baseline: summarize(framesDirect), unit: "chunks/s", ratio: ratio(summarize(framesRunner).median, summarize(framesDirect).median), compare: "p50" },
     { section, metric: "  CPU per output chunk: api process", value: (cpuSpent.api * 1000) / cpuSpent.chunks, unit: "µs" },
     { section, metric: "  CPU per output chunk: supervisor", value: (cpuSpent.supervisor * 1000) / cpuSpent.chunks, unit: "µs" },
+    // Per chunk charges a joined frame for all the bytes it carries; per KiB compares across builds.
+    { section, metric: "  CPU per KiB relayed: api process", value: (cpuSpent.api * 1000) / cpuSpent.kib, unit: "µs" },
+    { section, metric: "  CPU per KiB relayed: supervisor", value: (cpuSpent.supervisor * 1000) / cpuSpent.kib, unit: "µs" },
+    {
+      section,
+      metric: "  CPU in use while output flows (every process on the path)",
+      value: busy.runner.cpuMs / 1000 / busy.runner.seconds,
+      baseline: busy.direct.cpuMs / 1000 / busy.direct.seconds,
+      unit: `cores of ${availableParallelism()}`,
+    },
     { section, metric: "stdin → echo round trip (p50)", value: er, baseline: ed, unit: "ms", ratio: ratio(er.median, ed.median), compare: "p50" },
     {
       section,
