@@ -12,7 +12,9 @@ import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { compileRunner } from "./support/build.ts";
 import { API_ENTRY, residentBytes, startBenchRunner, SUPERVISOR_ENTRY } from "./support/runner.ts";
-import { inBatches, startSession, subscribe } from "./support/sessions.ts";
+import { openLive } from "./scale.ts";
+import { inBatches } from "./support/sessions.ts";
+import { MiB } from "./support/stats.ts";
 
 const sessions = Number(process.argv[2] ?? 200);
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -32,7 +34,7 @@ async function snapshot(label: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const written = [...(await snapshotsIn())].filter((name) => !before.has(name));
     if (written.length < 2) continue;
-    console.log(`${label}: RSS api ${(rss.api / 2 ** 20).toFixed(1)} MiB (pid ${runner.apiPid}), supervisor ${(rss.supervisor / 2 ** 20).toFixed(1)} MiB (pid ${runner.supervisorPid}); ${written.join(", ")}`);
+    console.log(`${label}: RSS api ${(rss.api / MiB).toFixed(1)} MiB (pid ${runner.apiPid}), supervisor ${(rss.supervisor / MiB).toFixed(1)} MiB (pid ${runner.supervisorPid}); ${written.join(", ")}`);
     return;
   }
 }
@@ -40,18 +42,11 @@ async function snapshot(label: string): Promise<void> {
 try {
   await new Promise((resolve) => setTimeout(resolve, 3000));
   await snapshot("idle");
-  const live = await inBatches(Array.from({ length: sessions }), 25, async () => {
-    const { sessionId } = await startSession(runner.client);
-    const subscriber = subscribe(runner.client, sessionId);
-    const terminal = runner.client.terminal(sessionId);
-    await terminal.opened;
-    for await (const frame of terminal.frames()) if (frame.kind === "control" && frame.message.type === "seq") break;
-    return { subscriber, terminal };
-  });
+  const live = await inBatches(Array.from({ length: sessions }), 25, () => openLive(runner));
   await new Promise((resolve) => setTimeout(resolve, 3000));
   await snapshot(`${sessions} live sessions`);
   for (const entry of live) {
-    entry.subscriber.stop();
+    entry.stopEvents();
     entry.terminal.close();
   }
 } finally {

@@ -4,7 +4,8 @@
  * on the simulated cluster and the resident memory (VmRSS) of the api process and the
  * supervisor. A fresh runner, so the level-0 figure is a process that has served nothing.
  */
-import type { Terminal } from "../src/client/index.ts";
+import { RunnerError, type Terminal } from "../src/client/index.ts";
+import { waitFor } from "../test/support/wait.ts";
 import type { Row } from "./support/report.ts";
 import { type BenchRunner, floorRss, residentBytes } from "./support/runner.ts";
 import { inBatches, startSession, stopSessions, subscribe } from "./support/sessions.ts";
@@ -27,9 +28,10 @@ export const EXIT_TTL_MS = 15_000;
 const overIdle = (now: number, idle: number) => `${now >= idle ? "+" : "−"}${(Math.abs(now - idle) / MiB).toFixed(1)} MiB against idle`;
 const judge = (bytes: number, limit: number) => ({ target: `≤ ${limit / MiB} MiB`, verdict: bytes <= limit ? ("met" as const) : ("MISSED" as const) });
 
-type Live = { sessionId: string; terminal: Terminal; stopEvents: () => void };
+export type Live = { sessionId: string; terminal: Terminal; stopEvents: () => void };
 
-async function openLive(runner: BenchRunner): Promise<Live> {
+/** A live session as a browser tab holds it: started, an SSE subscriber, its terminal served. */
+export async function openLive(runner: BenchRunner): Promise<Live> {
   const { sessionId } = await startSession(runner.client);
   const subscriber = subscribe(runner.client, sessionId);
   const terminal = runner.client.terminal(sessionId);
@@ -39,8 +41,9 @@ async function openLive(runner: BenchRunner): Promise<Live> {
   return { sessionId, terminal, stopEvents: subscriber.stop };
 }
 
-async function memory(runner: BenchRunner): Promise<{ api: number; supervisor: number }> {
-  await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+/** Both processes' VmRSS after `waitMs` of quiet. */
+async function memory(runner: BenchRunner, waitMs = QUIET_MS): Promise<{ api: number; supervisor: number }> {
+  await new Promise((resolve) => setTimeout(resolve, waitMs));
   return { api: await residentBytes(runner.apiPid), supervisor: await residentBytes(runner.supervisorPid) };
 }
 
@@ -85,8 +88,11 @@ export async function runScaleBench(runner: BenchRunner, options: ScaleOptions):
   }
   // What the sessions leave behind once ended. Read twice: a few seconds after the end, while
   // the registry still retains the ended sessions (their histories stay readable until
-  // RUNNER_EXIT_TTL_MS) and their garbage is uncollected; then once they are evicted and each
-  // process's RSS has stopped falling, the figure the target is about.
+  // RUNNER_EXIT_TTL_MS) and their garbage is uncollected; then `settleMs` after their eviction,
+  // the figure the target is about. V8 frees the garbage when its idle-time memory reducer runs
+  // a major collection, 60–120 s after the end in earlier measurements
+  // (docs/benchmarks-relay.md); RSS stays flat until then, so no earlier reading can tell
+  // "settled" from "not yet collected".
   const endedAt = performance.now();
   const retained = await memory(runner);
   const idle = base.api + base.supervisor;
@@ -94,7 +100,7 @@ export async function runScaleBench(runner: BenchRunner, options: ScaleOptions):
   rows.push({ section: mem, metric: `  api, ${live.length} sessions ended, still retained`, value: retained.api / MiB, unit: "MiB" });
   rows.push({ section: mem, metric: `  supervisor, ${live.length} sessions ended, still retained`, value: retained.supervisor / MiB, unit: "MiB" });
   await waitUntilEvicted(runner, live.map((entry) => entry.sessionId));
-  const settled = await settledMemory(runner, options.settleMs);
+  const settled = await memory(runner, options.settleMs);
   const within = (now: number, before: number) => now <= before + AFTER_MARGIN;
   const met = within(settled.api, base.api) && within(settled.supervisor, base.supervisor);
   rows.push({
@@ -111,27 +117,21 @@ export async function runScaleBench(runner: BenchRunner, options: ScaleOptions):
   return rows;
 }
 
-/** Until the supervisor has dropped every ended session (RUNNER_EXIT_TTL_MS after its end). */
-async function waitUntilEvicted(runner: BenchRunner, sessionIds: string[]): Promise<void> {
-  const deadline = performance.now() + EXIT_TTL_MS + 60_000;
-  for (const id of sessionIds) {
-    for (;;) {
-      const response = await fetch(`${runner.baseUrl}/v1/sessions/${id}`);
-      await response.body?.cancel();
-      if (response.status === 404) break;
-      if (performance.now() > deadline) throw new Error(`session ${id} still answered ${response.status} past its retention`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-}
-
 /**
- * Both processes' RSS `settleMs` after the eviction: V8 frees the ended sessions' garbage when
- * its idle-time memory reducer runs a major collection, which came 60–120 s after the end in
- * earlier measurements (docs/benchmarks-relay.md); until then RSS stays flat, so no reading
- * before it can tell "settled" from "not yet collected".
+ * Until the supervisor has dropped every ended session (RUNNER_EXIT_TTL_MS after its end). No
+ * session goes before the TTL, so asking starts after it: polling sooner would only add
+ * requests, and their garbage, to the memory about to be read.
  */
-async function settledMemory(runner: BenchRunner, settleMs: number): Promise<{ api: number; supervisor: number }> {
-  await new Promise((resolve) => setTimeout(resolve, settleMs));
-  return { api: await residentBytes(runner.apiPid), supervisor: await residentBytes(runner.supervisorPid) };
+async function waitUntilEvicted(runner: BenchRunner, sessionIds: string[]): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, EXIT_TTL_MS));
+  for (const id of sessionIds) {
+    await waitFor(
+      `session ${id} to be evicted`,
+      () => runner.client.getSession(id).then(
+        () => false,
+        (error: unknown) => error instanceof RunnerError && error.status === 404,
+      ),
+      EXIT_TTL_MS + 60_000,
+    );
+  }
 }

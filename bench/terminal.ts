@@ -48,7 +48,7 @@ export async function echoBatch(side: Side, count: number): Promise<number[]> {
 }
 
 /** Bytes per second of echoed output for `ms`, keeping WINDOW lines in flight. */
-async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: number; framesPerSecond: number; frames: number; seconds: number }> {
+async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: number; framesPerSecond: number; frames: number; bytes: number; seconds: number }> {
   const line = Buffer.alloc(LINE_BYTES + 1, "a".charCodeAt(0));
   line[LINE_BYTES] = 0x0d;
   const perLine = 2 * LINE_BYTES + 4;
@@ -64,7 +64,8 @@ async function throughput(side: Side, ms: number): Promise<{ bytesPerSecond: num
   await side.counter.until(startBytes + sent * perLine);
   const seconds = since(start) / 1000;
   const frames = side.counter.frames - startFrames;
-  return { bytesPerSecond: (side.counter.total - startBytes) / seconds, framesPerSecond: frames / seconds, frames, seconds };
+  const bytes = side.counter.total - startBytes;
+  return { bytesPerSecond: bytes / seconds, framesPerSecond: frames / seconds, frames, bytes, seconds };
 }
 
 /**
@@ -194,7 +195,7 @@ export async function runTerminalBench(runner: BenchRunner, options: TerminalOpt
       cpuSpent.api += after.api - before.api;
       cpuSpent.supervisor += after.supervisor - before.supervisor;
       cpuSpent.chunks += r.frames;
-      cpuSpent.kib += (r.bytesPerSecond * r.seconds) / 1024;
+      cpuSpent.kib += r.bytes / 1024;
       busy.runner.cpuMs += after.api - before.api + after.supervisor - before.supervisor + after.bench - before.bench;
       busy.runner.seconds += r.seconds;
       const directBefore = await cpuSnapshot(runner);
