@@ -242,19 +242,20 @@ async function podsToAdopt(
  * pod already stamped with a newer term is another replica's, and its session is not adopted.
  * The session continues from the marks that write replaced, not the watch's copy: a watch a
  * moment behind would miss the marks the predecessor saved at its handover, and every client
- * would get a `gap`. Among replicas the pods are read first, one list per 50 sessions; one
- * replica writes onto the watch's copies. A claim that fails for one replica is saved later;
+ * would get a `gap`. The pods are read whole first, one list per 50 sessions: the watch keeps
+ * trimmed copies (no init containers), and a replace made from one is refused with 422 ("pod
+ * updates may not add or remove containers"). A claim that fails for one replica is saved later;
  * among replicas it fails the adoption, which the next period retries.
  */
 async function claimedForAdoption(ctx: KubeContext, pods: AdoptablePod[], ceiling: AdoptionCeiling): Promise<ClaimedPod[]> {
-  const read = ctx.fence ? await readPods(ctx, pods.map(({ record }) => record.sessionId)) : undefined;
+  const read = await readPods(ctx, pods.map(({ record }) => record.sessionId));
   const claimed = await Promise.all(
     pods.map(async (candidate): Promise<ClaimedPod | undefined> => {
       const name = candidate.pod.metadata?.name ?? "";
       const apps = candidate.record.apps.map((app) => app.name);
       const unclaimed = { ...candidate, streams: adoptedStreams(candidate.pod), claimed: false };
       try {
-        const claim = await claimStreams(ctx, name, read ? read.get(name) : candidate.pod, (saved) => ceiling(saved, apps));
+        const claim = await claimStreams(ctx, name, read.get(name), (saved) => ceiling(saved, apps));
         return claim.stored && claim.streams ? { ...candidate, pod: claim.stored, streams: claim.streams, claimed: true } : unclaimed;
       } catch (error) {
         if (error instanceof SessionMoved) return undefined;

@@ -79,11 +79,14 @@ export function fencedUpdate<P extends FencedPod>(pod: P, writer: Writer, change
 }
 
 /**
- * The DeleteOptions of a fenced delete: a delete cannot stamp a term, so it is refused (409)
- * unless the pod is still the version whose term the writer checked.
+ * The DeleteOptions of a fenced delete, at once (grace 0): a delete cannot stamp a term, so it is
+ * refused (409) unless the pod is still the version whose term the writer checked. The grace is
+ * in the body with the preconditions: an apiserver that gets a body reads every delete option
+ * from it and ignores the query's, so a `?gracePeriodSeconds=0` beside this body would leave the
+ * pod its default 30 s.
  */
-export function fencedDeleteOptions(pod: FencedPod): { preconditions: { resourceVersion: string } } {
-  return { preconditions: { resourceVersion: pod.metadata.resourceVersion } };
+export function fencedDeleteOptions(pod: FencedPod): { gracePeriodSeconds: 0; preconditions: { resourceVersion: string } } {
+  return { gracePeriodSeconds: 0, preconditions: { resourceVersion: pod.metadata.resourceVersion } };
 }
 
 /**

@@ -410,9 +410,11 @@ export class ResourceApi {
   private deleteOptions(info: RequestInfo, contentType: string | undefined, body: Buffer): DeleteOptions {
     let fromBody: Record<string, unknown> = {};
     if (body.length > 0) fromBody = parseBody(contentType, body);
-    const q = info.query;
-    const grace = q.get("gracePeriodSeconds") ?? fromBody.gracePeriodSeconds;
-    const policy = (q.get("propagationPolicy") ?? fromBody.propagationPolicy ?? (fromBody.orphanDependents === true ? "Orphan" : undefined)) as DeleteOptions["propagationPolicy"];
+    // As the apiserver decodes them: from the body when there is one, the query ignored then;
+    // from the query otherwise (a grace in the query beside a body is dropped).
+    const option = (name: string): unknown => (body.length > 0 ? fromBody[name] : (info.query.get(name) ?? undefined));
+    const grace = option("gracePeriodSeconds");
+    const policy = (option("propagationPolicy") ?? (fromBody.orphanDependents === true ? "Orphan" : undefined)) as DeleteOptions["propagationPolicy"];
     if (policy !== undefined && !["Orphan", "Background", "Foreground"].includes(policy)) {
       throw invalidError({ kind: "DeleteOptions", metadata: { name: "" } }, [{ field: "propagationPolicy", reason: "FieldValueNotSupported", message: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"` }]);
     }

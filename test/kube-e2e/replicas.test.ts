@@ -17,6 +17,8 @@ import { waitFor } from "../support/wait.ts";
 const SHARDS = 8;
 const LEASE_SECONDS = 3;
 const START_MS = ON_REAL_CLUSTER ? 90_000 : 20_000;
+/** A stopped session's pod is gone within a few seconds (the kubelet's own round trip on a real node), far under a default grace. */
+const DELETED_WITHIN_MS = 8_000;
 
 describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
   let set: ReplicaSet;
@@ -54,7 +56,8 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
   });
 
   it("admits a session on any replica, owned by the replica that admitted it, and serves it through every other, over IPv6 to a", async () => {
-    const sessionId = await runningSession(replicas.a!);
+    // An app that outlives SIGTERM: a delete that kept the default grace would leave its pod 30 s.
+    const sessionId = await runningSession(replicas.a!, { "ignore-sigterm": true });
     expect(await ownerOf(sessionId)).toBe("replica-a");
     for (const via of [replicas.b!, replicas.c!]) {
       expect((await via.client.getSession(sessionId)).status.kind).toBe("running");
@@ -63,7 +66,9 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
       await echoes(via, sessionId, `through-${via === replicas.b ? "b" : "c"}`);
     }
     await replicas.c!.client.deleteSession(sessionId);
-    await waitFor("the session's pod gone", async () => (await podOf(sessionId)).length === 0 || undefined, START_MS);
+    // Deleted at once (grace 0), not left terminating for the default 30 s.
+    const anyPodOf = async () => (await replicas.a!.core.listNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.sessionId}=${sessionId}` })).items;
+    await waitFor("the session's pod gone, terminating ones included", async () => (await anyPodOf()).length === 0 || undefined, DELETED_WITHIN_MS);
   });
 
   it("hands a replica's sessions over on SIGTERM: its terminal closes with 1012, and the session lives on elsewhere with its pod", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
 import { eventsOf, eventsUntil, framesUntilText, isStatus, textOf } from "../support/streams.ts";
+import { auditedWrites } from "../support/write-audit.ts";
 
 describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, () => {
   let runner: ClusterRunner;
@@ -60,6 +61,11 @@ describe(`runner restarts on the ${ON_REAL_CLUSTER ? "real" : "simulated"} clust
 
     const after = await runner.client.getSession(sessionId);
     expect(after).toMatchObject({ sessionId, createdAt: before.createdAt, mode: "run", status: { kind: "running" } });
+    // The adoption's claim replaced the pod as the apiserver has it, not the watch's trimmed
+    // copy, which lacks the init containers: no write of the runner's was refused as invalid.
+    const writes = await auditedWrites(runner, SESSION_NAMESPACE);
+    expect(writes.filter((write) => write.resource === "pods" && write.name === `telo-run-${sessionId}` && write.verb === "update").map((write) => write.code)).toContain(200);
+    expect(writes.filter((write) => write.code === 422)).toEqual([]);
     const again = runner.client.terminal(sessionId);
     await again.send("two\r");
     expect(textOf(await framesUntilText(again, "two"))).toContain("two");

@@ -238,8 +238,8 @@ function standinBody(body: Parameters<RunnerClient["createSession"]>[0], simulat
 }
 
 /** A default session created through `via` and followed until it runs; its id. */
-export async function runningSession(via: ClusterRunner): Promise<string> {
-  const { sessionId } = await via.client.createSession(kubeSessionBody());
+export async function runningSession(via: ClusterRunner, simulate: Record<string, string | number | boolean> = {}): Promise<string> {
+  const { sessionId } = await via.client.createSession(kubeSessionBody(simulate));
   await eventsUntil(via.client, sessionId, isStatus("running"));
   return sessionId;
 }
