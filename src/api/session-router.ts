@@ -2,10 +2,12 @@
  * Which supervisor serves a session (docs/replicas.md): the local one, unless the runner runs as
  * several replicas and the session's shard is held by another, whose supervisor this api then
  * reaches directly over the authenticated peer link (one hop: a supervisor never forwards). The
- * placement comes from the local supervisor, re-read every refresh period. A session between
- * owners (its supervisor answers `session_moving`, or the peer that held it cannot be reached)
- * is asked again as the placement moves, for a bounded time, rather than refused: a browser's
- * EventSource answered 503 gives up for good, and a terminal refused backs off.
+ * placement comes from the local supervisor as it changes: the api asks with the version it knows
+ * and is answered when there is another (docs/relay.md "The placement"); one replica answers once
+ * that it runs alone. A session between owners (its supervisor answers `session_moving`, or the
+ * peer that held it cannot be reached) is asked again as the placement moves, for a bounded time,
+ * rather than refused: a browser's EventSource answered 503 gives up for good, and a terminal
+ * refused backs off.
  */
 import { parsePeerAddress } from "../config/peer.ts";
 import { isSessionMoving } from "../contract/problem.ts";
@@ -15,8 +17,8 @@ import { SupervisorClient, SupervisorUnavailableError } from "../internal/client
 import type { Logger } from "../log.ts";
 import { shardOf } from "../replicas/rendezvous.ts";
 
-/** A quarter second: a moved shard is found within it (a local call of a few hundred bytes). */
-const REFRESH_MS = 250;
+/** After a failed ask (the supervisor restarting), the next one. */
+const RETRY_MS = 250;
 /** How often a session between owners is asked again when the placement has not changed meanwhile. */
 const ASK_AGAIN_MS = 100;
 
@@ -36,9 +38,6 @@ export class SessionRouter {
   readonly #peers = new Map<string, SupervisorClient>();
   #placement: PlacementAnswer = { shared: false };
   #timer: NodeJS.Timeout | undefined;
-  /** A read of the placement asked for now (by a request whose session was moving), shared by all who ask meanwhile. */
-  #reading: Promise<boolean> | undefined;
-  #lastAsked = 0;
   /** Requests waiting for the placement to change. */
   readonly #waiting = new Set<() => void>();
   readonly #closed = new AbortController();
@@ -50,32 +49,29 @@ export class SessionRouter {
   }
 
   /**
-   * Reads the placement now and every refresh period after (the timer keeps no process alive),
-   * until the supervisor says it runs alone: one replica never becomes several (both containers
-   * read the pod's one environment), so it is not asked again.
+   * Follows the placement: each answer asks for the next change, until the supervisor says it
+   * runs alone (one replica never becomes several: both containers read the pod's one
+   * environment). A failed ask is made again a moment later (the supervisor may be restarting);
+   * requests meanwhile go where the last placement says, and a wrong guess is a 503 and a retry.
    */
   start(): void {
-    const tick = () => {
-      void this.refresh().then((answered) => {
-        if (answered && !this.#placement.shared) return;
-        this.#timer = setTimeout(tick, REFRESH_MS);
-        this.#timer.unref();
-      });
+    const ask = () => {
+      if (this.#closed.signal.aborted) return;
+      const known = this.#placement.shared ? String(this.#placement.version) : undefined;
+      this.#local.call(routes.placement, { query: { after: known } }).then(
+        (placement) => {
+          const before = this.#placement;
+          this.#placement = placement;
+          if (placementMoved(before, placement)) for (const wake of this.#waiting) wake();
+          if (placement.shared) ask();
+        },
+        () => {
+          this.#timer = setTimeout(ask, RETRY_MS);
+          this.#timer.unref();
+        },
+      );
     };
-    tick();
-  }
-
-  /** One read of the placement, true when it came; a failed read keeps the last one (the supervisor may be restarting). */
-  async refresh(): Promise<boolean> {
-    try {
-      const before = this.#placement;
-      this.#placement = await this.#local.call(routes.placement);
-      if (placementMoved(before, this.#placement)) for (const wake of this.#waiting) wake();
-      return true;
-    } catch {
-      // Requests meanwhile go where the last placement says; a wrong guess is a 503 and a retry.
-      return false;
-    }
+    ask();
   }
 
   /**
@@ -99,16 +95,8 @@ export class SessionRouter {
     }
   }
 
-  /** A read of the placement now, unless one is under way or began less than ASK_AGAIN_MS ago: many waiting requests make one read. */
-  #askPlacement(): void {
-    if (this.#reading || Date.now() - this.#lastAsked < ASK_AGAIN_MS) return;
-    this.#lastAsked = Date.now();
-    this.#reading = this.refresh().finally(() => (this.#reading = undefined));
-  }
-
-  /** Resolves once a fresh read of the placement shows a change, after `ms` at the latest, or when `signal` (or closing) aborts. */
+  /** Resolves once the placement changes, after `ms` at the latest, or when `signal` (or closing) aborts. */
   #placementChange(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    this.#askPlacement();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

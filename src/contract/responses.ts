@@ -87,6 +87,8 @@ export const PlacementSchema = v.union([
     peerAddress: v.string(),
     /** The replicas' peer credential (the internal socket is the pod's own, mode 0600). */
     credential: v.string(),
+    /** Grows with each change: the api asks with the one it knows and is answered when it moves. */
+    version: v.number(),
     owners: v.array(v.nullable(v.string())),
   }),
 ]);

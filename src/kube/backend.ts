@@ -8,9 +8,9 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AppsCatalog } from "../config/apps-catalog.ts";
 import type { AvailabilityReport } from "../contract/wire.ts";
-import { type AdoptableSession, type AdoptionCeiling, type Backend, SessionMoved, type StartSpec } from "../sessions/backend-seam.ts";
+import { type AdoptableSession, type AdoptionCeiling, type Backend, type PoolPeers, SessionMoved, type StartSpec } from "../sessions/backend-seam.ts";
 import type { KubeContext } from "./context.ts";
-import { partitionBootPods, reapFailureMessage, settled, staleWorkspaceConfigMaps, SWEEP_MIN_AGE_MS } from "./boot-housekeeping.ts";
+import { partitionBootPods, reapFailureMessage, settled, staleWorkspaceConfigMaps } from "./boot-housekeeping.ts";
 import type { ImagePicker } from "./images/image-picker.ts";
 import { notOfferedMessage } from "./images/image-catalog.ts";
 import { withDeadline } from "./cluster/api.ts";
@@ -43,12 +43,17 @@ export type KubeBackendOptions = {
   catalog: AppsCatalog;
   /** RUNNER_WATCH_MAX_TTL_SECONDS (a core variable): one deadline for a whole watch pod. */
   watchTtlSeconds: number;
+  /** Several replicas: the warm pool's view of the others (docs/replicas.md "The warm pool beside several replicas"). */
+  poolPeers: PoolPeers | undefined;
+  /** The housekeeping sweeps only workspace ConfigMaps and token Secrets older than this (boot-housekeeping.ts SWEEP_MIN_AGE_MS). */
+  sweepMinAgeMs: number;
 };
 
 export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions): Backend {
   const { config } = ctx;
   const watchOptions = { ttlSeconds: options.watchTtlSeconds };
   const pool = ctx.poolClaims && new WarmPool(ctx, ctx.poolClaims);
+  if (pool && options.poolPeers) sharePool(ctx, pool, options.poolPeers);
 
   return {
     describe: () => ({
@@ -94,8 +99,6 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
     async adoptSessions(ceiling, mine) {
       await ctx.watcher.ready;
       const boot = partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods);
-      // One replica alone: every session is its own, and the boot housekeeping is too.
-      if (!mine) await housekeep(ctx, pool, boot, 0);
       const current = await podsToAdopt(ctx, boot, mine, ceiling);
       const tokens = await Promise.all(current.map(({ pod, record }) => adoptedToken(ctx, pod, record.mode === "watch" ? "agent" : "app")));
       return current.map(({ pod, record, streams, claimed }, index) => {
@@ -107,14 +110,11 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 
     async housekeep() {
       await ctx.watcher.ready;
-      await housekeep(ctx, pool, partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods), SWEEP_MIN_AGE_MS);
+      await housekeep(ctx, pool, partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods), options.sweepMinAgeMs);
     },
 
-    fenceWrites(fence) {
-      ctx.fence = fence;
-    },
-
-    ...poolAcrossReplicas(ctx, pool),
+    dutiesLost: () => pool?.pause(),
+    receivePoolClaim: (pod, answer) => pool?.receiveClaim(pod, answer) ?? false,
 
     async close() {
       pool?.stop();
@@ -125,35 +125,28 @@ export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions)
 }
 
 /**
- * What no session explains goes: pods without a record or being deleted, older pods of a session
- * (superseded), pool pods when the pool is off; the warm pool takes the rest of its pods; stale
- * workspace ConfigMaps go after the pods that mounted them.
+ * What no session explains goes: pods without a record or being deleted, pool pods when the pool
+ * is off; the warm pool takes the rest of its pods; stale workspace ConfigMaps go after the pods
+ * that mounted them. A session's older pods are its owner's to reap, at its takeover, never the
+ * duties holder's: the session lives.
  */
 async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: ReturnType<typeof partitionBootPods>, sweepMinAgeMs: number): Promise<void> {
   await reportMissingRuntimeClass(ctx);
-  const { current, superseded } = newestPodPerSession(boot.adopt);
-  // With the pool off, pods of an earlier pool are nobody's. Among replicas a session's older
-  // pods are its owner's to reap (at adoption), never the duties holder's: the session lives.
-  await reapPods(ctx, [...boot.reap, ...(ctx.fence ? [] : superseded), ...(pool ? [] : boot.pool)]);
+  const { current } = newestPodPerSession(boot.adopt);
+  // With the pool off, pods of an earlier pool are nobody's.
+  await reapPods(ctx, [...boot.reap, ...(pool ? [] : boot.pool)]);
   pool?.adopt(boot.pool, claimedPoolPods({ adopt: current }));
   pool?.start();
   // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
   await Promise.all([sweepWorkspaceConfigMaps(ctx, sweepMinAgeMs), sweepTokenSecrets(ctx, sweepMinAgeMs)]);
 }
 
-/** Several replicas: the warm pool's hooks (docs/replicas.md "The warm pool beside several replicas"). */
-function poolAcrossReplicas(ctx: KubeContext, pool: WarmPool | undefined): Pick<Backend, "sharePool" | "dutiesLost" | "receivePoolClaim"> {
-  return {
-    sharePool(peers) {
-      if (!pool) return;
-      pool.shareAcrossReplicas(peers);
-      // A replica back under its identity and listener (a restarted container) tells the pods it
-      // made, that were claimed and never got their answer, as one replica does at boot.
-      void ctx.watcher.ready.then(() => pool.adopt([], claimedPoolPods(partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods))));
-    },
-    dutiesLost: () => pool?.pause(),
-    receivePoolClaim: (pod, answer) => pool?.receiveClaim(pod, answer) ?? false,
-  };
+/** Several replicas: the warm pool among them (docs/replicas.md "The warm pool beside several replicas"). */
+function sharePool(ctx: KubeContext, pool: WarmPool, peers: PoolPeers): void {
+  pool.shareAcrossReplicas(peers);
+  // A replica back under its identity and listener (a restarted container) tells the pods it
+  // made, that were claimed and never got their answer, as one replica does at boot.
+  void ctx.watcher.ready.then(() => pool.adopt([], claimedPoolPods(partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods))));
 }
 
 /** The session pods that were pool pods once (a pod keeps its name when claimed). */
@@ -220,19 +213,18 @@ function adoptable(ctx: KubeContext, pod: V1Pod, spec: StartSpec, streams: Adopt
 }
 
 /**
- * The newest pod of each session `mine` accepts (every session for one replica), each claimed.
- * Among replicas, a session's older pods are reaped here, by its owner.
+ * The newest pod of each session `mine` accepts (every session for one replica), each claimed; a
+ * session's older pods are reaped here, by its owner.
  */
 async function podsToAdopt(
   ctx: KubeContext,
   boot: ReturnType<typeof partitionBootPods>,
-  mine: ((sessionId: string) => boolean) | undefined,
+  mine: (sessionId: string) => boolean,
   ceiling: AdoptionCeiling,
 ): Promise<ClaimedPod[]> {
-  const ours = mine ? boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")) : boot.adopt;
-  const newest = newestPodPerSession(ours);
+  const newest = newestPodPerSession(boot.adopt.filter(({ pod }) => mine(pod.metadata?.labels?.[LABEL.sessionId] ?? "")));
   const current = await claimedForAdoption(ctx, newest.current, ceiling);
-  await reapPods(ctx, mine ? newest.superseded : []);
+  await reapPods(ctx, newest.superseded);
   return current;
 }
 
@@ -244,8 +236,9 @@ async function podsToAdopt(
  * moment behind would miss the marks the predecessor saved at its handover, and every client
  * would get a `gap`. The pods are read whole first, one list per 50 sessions: the watch keeps
  * trimmed copies (no init containers), and a replace made from one is refused with 422 ("pod
- * updates may not add or remove containers"). A claim that fails for one replica is saved later;
- * among replicas it fails the adoption, which the next period retries.
+ * updates may not add or remove containers"). A claim that fails among replicas fails the
+ * takeover, which the next period retries; one replica alone cannot retry its boot, so it takes
+ * the session over and saves the ceiling later (no other process can hand out its ids meanwhile).
  */
 async function claimedForAdoption(ctx: KubeContext, pods: AdoptablePod[], ceiling: AdoptionCeiling): Promise<ClaimedPod[]> {
   const read = await readPods(ctx, pods.map(({ record }) => record.sessionId));
@@ -259,7 +252,7 @@ async function claimedForAdoption(ctx: KubeContext, pods: AdoptablePod[], ceilin
         return claim.stored && claim.streams ? { ...candidate, pod: claim.stored, streams: claim.streams, claimed: true } : unclaimed;
       } catch (error) {
         if (error instanceof SessionMoved) return undefined;
-        if (ctx.fence) throw error;
+        if (!ctx.ownership.writerFor(candidate.record.sessionId)?.alone) throw error;
         ctx.log.warn("could not save the adopted session's stream ceiling; retrying", { sessionId: candidate.record.sessionId, error });
         return unclaimed;
       }

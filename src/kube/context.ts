@@ -1,7 +1,8 @@
 /** What every Kubernetes session needs from the backend around it. */
 import type { KubeRunnerConfig } from "../config/kube.ts";
 import type { Logger } from "../log.ts";
-import type { StartSpec, WriteFence } from "../sessions/backend-seam.ts";
+import type { StartSpec } from "../sessions/backend-seam.ts";
+import type { SessionOwnership } from "../sessions/ownership-seam.ts";
 import type { KubeApi } from "./cluster/api.ts";
 import type { BundleStore } from "./bundle/bundle-store.ts";
 import type { ImageBuilder } from "./build/image-build.ts";
@@ -44,11 +45,8 @@ export type KubeContext = {
    * real cluster); the backend passes them on without reading them.
    */
   extraPodAnnotations: (spec: StartSpec) => Record<string, string>;
-  /**
-   * Several replicas: the fence every pod write goes through (cluster/pod-calls.ts), set once the
-   * coordination starts (Backend.fenceWrites). Undefined for one replica: plain writes.
-   */
-  fence?: WriteFence | undefined;
+  /** Whether this process may write a session's pod now, and under which writer (cluster/pod-calls.ts fences every pod write by it). */
+  ownership: Pick<SessionOwnership, "writerFor" | "lost">;
 };
 
 /** `"\r\n[runner] <text>\r\n"`: how the runner speaks on a session's terminal, on a line of its own. */

@@ -8,16 +8,13 @@
  * (409) or, after it re-reads the pod, on the term.
  */
 import * as v from "valibot";
+import type { Writer } from "../sessions/ownership-seam.ts";
 
 /** The term under which the pod was last written, and by whom. */
 export const TERM_ANNOTATION = "telo.run/owner-term";
 export const TERM_HOLDER_ANNOTATION = "telo.run/owner-holder";
 
-/** Who writes and under which term of the pod's shard Lease. */
-export interface Writer {
-  holder: string;
-  term: number;
-}
+export type { Writer } from "../sessions/ownership-seam.ts";
 
 /** The part of a pod the fence reads. */
 export const FencedPodSchema = v.object({
@@ -45,6 +42,8 @@ export type FenceVerdict = { act: true } | { act: false; reason: "newer-term" | 
  * the shard Lease was deleted and recreated; neither should guess).
  */
 export function mayAct(pod: FencedPod, writer: Writer): FenceVerdict {
+  // The only replica there is: whatever an earlier install of several stamped is gone.
+  if (writer.alone) return { act: true };
   const stamped = stampedTerm(pod);
   if (!stamped || stamped.term < writer.term) return { act: true };
   if (stamped.term > writer.term) return { act: false, reason: "newer-term", stamped };
@@ -52,18 +51,9 @@ export function mayAct(pod: FencedPod, writer: Writer): FenceVerdict {
   return { act: true };
 }
 
-/** The annotations that stamp `writer` on a pod. */
+/** The annotations that stamp `writer` on a pod (none for the only replica there is). */
 export function termAnnotations(writer: Writer): Record<string, string> {
-  return { [TERM_ANNOTATION]: String(writer.term), [TERM_HOLDER_ANNOTATION]: writer.holder };
-}
-
-/**
- * A JSON merge patch (`application/merge-patch+json`) that stamps `writer` on the pod and changes
- * `annotations` with it, stored only if the pod is still at the resourceVersion the writer read:
- * a merge patch that names metadata.resourceVersion is refused with 409 otherwise.
- */
-export function fencedPatch(pod: FencedPod, writer: Writer, annotations: Record<string, string | null> = {}): { metadata: { resourceVersion: string; annotations: Record<string, string | null> } } {
-  return { metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: { ...annotations, ...termAnnotations(writer) } } };
+  return writer.alone ? {} : { [TERM_ANNOTATION]: String(writer.term), [TERM_HOLDER_ANNOTATION]: writer.holder };
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * One replica's hold on one named Lease: a member Lease, a shard Lease or the duties Lease
  * (docs/replicas.md). `step()` is one attempt to acquire or renew, the way client-go's
- * tryAcquireOrRenew goes: read, judge on the local clock, write conditionally; `run()` repeats it
- * every retry period; `release()` hands the Lease over on a graceful exit. The holder counts as
+ * tryAcquireOrRenew goes: read, judge on the local clock, write conditionally; the coordinator's
+ * periods repeat it; `release()` hands the Lease over on a graceful exit. The holder counts as
  * holding only within the renew deadline of its last successful write, measured from before that
  * write was sent, so it stops acting before any observer may call the Lease expired.
  */
@@ -29,13 +29,10 @@ export class LeaseHolder {
   #observation: Observation | undefined;
   #renewedAt: number | undefined;
   #term: number | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<unknown> | undefined;
   /** A step's calls are in flight: what a list shows meanwhile may be older than what it writes. */
   #stepping = false;
   /** A list showed the Lease since the last step: that step needs no read of its own. */
   #witnessed = false;
-  #stopped = false;
 
   constructor(options: LeaseHolderOptions) {
     const problem = timingProblem(options.timing);
@@ -54,6 +51,11 @@ export class LeaseHolder {
     return this.holds() ? this.#term : undefined;
   }
 
+  /** When its last successful acquire or renew was sent, while it holds the Lease. */
+  renewedAt(): number | undefined {
+    return this.holds() ? this.#renewedAt : undefined;
+  }
+
   /**
    * Who holds the Lease as this replica sees it now: itself while it holds, else the holder of
    * the last version seen if that has not expired on this clock; undefined = nobody.
@@ -62,11 +64,6 @@ export class LeaseHolder {
     if (this.holds()) return this.#options.identity;
     const observation = this.#observation;
     return observation && isHeld(observation, this.#options.now()) && observation.lease.holder !== this.#options.identity ? observation.lease.holder : undefined;
-  }
-
-  /** The Lease as this replica last read or wrote it. */
-  lease(): Lease | undefined {
-    return this.#lease;
   }
 
   /**
@@ -138,24 +135,6 @@ export class LeaseHolder {
     const lease = this.#lease;
     this.#lose("");
     if (lease) await this.#options.store.remove(lease);
-  }
-
-  /** Steps every retry period until `stop()`; a failed step is retried on the next period. */
-  run(onStep: (state: HoldState | Error) => void = () => undefined): void {
-    const tick = () => {
-      this.#running = this.step().then(onStep, (err: Error) => onStep(err)).finally(() => {
-        if (!this.#stopped) this.#timer = setTimeout(tick, this.#options.timing.retryMs);
-      });
-    };
-    this.#stopped = false;
-    tick();
-  }
-
-  /** Stops stepping and waits for a step in flight; the Lease is neither released nor removed. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
   }
 
   #see(lease: Lease | undefined): void {

@@ -56,9 +56,12 @@ export class ShardOwnership {
     return out;
   }
 
-  /** The term under which this replica may act on a session of `shard` now, if any. */
-  termOf(shard: number): number | undefined {
-    return this.#holders.get(shard)?.term();
+  /** The term under which this replica holds `shard` now, and when it last wrote its Lease; undefined when it does not. */
+  holdOf(shard: number): { term: number; renewedAt: number } | undefined {
+    const holder = this.#holders.get(shard);
+    const term = holder?.term();
+    const renewedAt = holder?.renewedAt();
+    return term === undefined || renewedAt === undefined ? undefined : { term, renewedAt };
   }
 
   /** Who holds `shard` as this replica sees it (its own identity included); undefined = nobody. */

@@ -179,21 +179,12 @@ export type AdoptionCeiling = (saved: SavedStreams | undefined, apps: readonly s
 export type Backend = {
   start(spec: StartSpec, callbacks: BackendCallbacks): Promise<Started>;
   /**
-   * The sessions to take over. Without `mine` (one replica, at boot): every session, and what
-   * nothing explains is the backend's to reap. With it (several replicas): only the sessions
-   * `mine` accepts, and no housekeeping, which is the duties holder's (`housekeep`).
+   * The sessions `mine` selects, to take over from their pods (each claimed, its older pods
+   * reaped). What no session explains is the duties holder's (`housekeep`).
    */
-  adoptSessions?(ceiling: AdoptionCeiling, mine?: (sessionId: string) => boolean): Promise<AdoptableSession[]>;
-  /** The boot housekeeping alone: reaping what no session explains, the warm pool's pods. */
+  adoptSessions?(ceiling: AdoptionCeiling, mine: (sessionId: string) => boolean): Promise<AdoptableSession[]>;
+  /** The housekeeping of the singleton duties: reaping what no session explains, the warm pool's pods. */
   housekeep?(): Promise<void>;
-  /**
-   * Several replicas: from now on every write to a session's pod is fenced by `fence`
-   * (docs/replicas.md "Fencing on the pod"). Never called for one replica, whose writes stay
-   * unconditional.
-   */
-  fenceWrites?(fence: WriteFence): void;
-  /** Several replicas: the warm pool's view of the others (docs/replicas.md "The warm pool beside several replicas"). */
-  sharePool?(peers: PoolPeers): void;
   /** The duties Lease is lost or given up: the duties holder's work (warm pool refill and reaping) stops here. */
   dutiesLost?(): void;
   /**
@@ -215,14 +206,6 @@ export type Backend = {
   validateAppName?(name: string): string | undefined;
   /** Called once on shutdown after every session was stopped. */
   close?(): Promise<void>;
-};
-
-/** Which replica may write to a session's objects now, and what a refused write means. */
-export type WriteFence = {
-  /** This replica's identity and term on the session's shard, or undefined: it may not write now. */
-  writerFor(sessionId: string): { holder: string; term: number } | undefined;
-  /** A fenced write was refused (another replica has the session now): let the session go. */
-  lost(sessionId: string): void;
 };
 
 /** What the warm pool knows of the other replicas. */

@@ -1,7 +1,7 @@
 /**
- * Takes over sessions another supervisor left running: at boot, an earlier supervisor's
- * (restart safety); with several replicas, those of the shards this replica just acquired
- * (`mine`). They keep their ids and stream URLs. Their streams continue after the ids the last
+ * Takes over the sessions `mine` selects from their pods: one replica's, at boot, every session an
+ * earlier supervisor left running (restart safety); among replicas, those of the shards this
+ * replica just acquired. They keep their ids and stream URLs. Their streams continue after the ids the last
  * owner saved on the pod (docs/replicas.md "Output across a handover"), or, with none saved,
  * start anew past any old id.
  */
@@ -19,7 +19,7 @@ export async function adoptSessions(
   launcher: SessionLauncher,
   config: CoreConfig,
   now: number,
-  mine?: (sessionId: string) => boolean,
+  mine: (sessionId: string) => boolean,
   ceilings?: StreamCeilings,
 ): Promise<number> {
   const floor = adoptedStreamBase(now);
@@ -27,7 +27,7 @@ export async function adoptSessions(
   // not let a third one reuse them.
   const ceilingAfter = (saved: SavedStreams | undefined, apps: readonly string[]) => adoptionCeiling(firstIdsAfter(saved, floor), apps);
   // A session this replica already serves is not adopted twice.
-  const adoptable = (await backend.adoptSessions?.(ceilingAfter, mine && ((id) => mine(id) && !registry.get(id)))) ?? [];
+  const adoptable = (await backend.adoptSessions?.(ceilingAfter, (id) => mine(id) && !registry.get(id))) ?? [];
   for (const { spec, resume, streams, claimed } of adoptable) {
     const first = firstIdsAfter(streams, floor);
     const session = new Session({

@@ -84,14 +84,14 @@ function serveTerminal(service: SessionService, id: string, url: URL, stream: Se
     const reason = appName !== null ? `session runs no app named '${appName}'` : `session runs ${session.apps.size} apps — ?app= is required`;
     return refuseTerminal(stream, CloseCodes.notFound, reason);
   }
-  streamTerminal(session, app, stream, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs);
+  streamTerminal(session, app, stream, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs, () => service.ownership.holds(id));
 }
 
 /** The SSE stream: its head now, its events as the session goes. */
 function serveEvents(service: SessionService, id: string, url: URL, stream: ServerHttp2Stream): void {
   const session = service.session(id);
   stream.respond({ ":status": 200, ...VERSION, "content-type": "text/event-stream" });
-  streamEvents(session, stream, parseCursor(url.searchParams.get(EVENTS_AFTER_QUERY)) ?? 0, service.timings.heartbeatMs);
+  streamEvents(session, stream, parseCursor(url.searchParams.get(EVENTS_AFTER_QUERY)) ?? 0, service.timings.heartbeatMs, () => service.ownership.holds(id));
 }
 
 /**
@@ -107,9 +107,10 @@ export function createDispatch(service: SessionService, log: Logger) {
     const found = findRoute(INTERNAL_PREFIX, method, url.pathname, ["relayed", "internal", "events", "terminal"]);
     if (!found) throw new Problem("not_found", "no_such_internal_route", `${method} ${url.pathname}`);
     const [name, params] = found as [RouteName, Record<string, string>];
-    // Several replicas: a session of a shard another replica holds (or, for a moment, nobody)
-    // is refused with 503, a terminal and an event stream too; the api asks again as the
-    // placement moves, and refuses its client only if no owner comes (docs/replicas.md).
+    // A session this process does not serve now (another replica's, between replicas, or one
+    // whose hold lapsed during a pause) is refused with 503, a terminal and an event stream too;
+    // the api asks again as the placement moves, and refuses its client only if no owner comes
+    // (docs/replicas.md).
     if (params.id !== undefined && service.servedElsewhere(params.id)) throw servedElsewhere(params.id);
     if (name === "sessionEvents" || name === "sessionIo") {
       (name === "sessionEvents" ? serveEvents : serveTerminal)(service, params.id ?? "", url, stream);

@@ -31,7 +31,8 @@ import { logProcessErrors } from "../launch/process-errors.ts";
 import { replicaSettings } from "../config/replicas.ts";
 import { replicaUserAgent } from "../replicas/identity.ts";
 import { RUNNER_VERSION } from "../version.ts";
-import { replicaCoordination } from "./replication.ts";
+import { sessionOwnership } from "./replication.ts";
+import { SWEEP_MIN_AGE_MS } from "../kube/boot-housekeeping.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
 
 const env = currentEnv();
@@ -74,6 +75,9 @@ log.info("bundle listener ready", { port: bundleServer.port });
 const watcher = new PodWatcher(api, { namespace: kube.sessionPods.namespace, ...ownedObjects(kube.sessionPods) }, log);
 watcher.start();
 
+// Which sessions are this process's, before anything that acts on them is built.
+const owned = await sessionOwnership(api, core, kube, replicaConfig, log);
+
 const backend = createKubeBackend(
   {
     api,
@@ -88,10 +92,18 @@ const backend = createKubeBackend(
     log,
     timings: { ...DEFAULT_KUBE_TIMINGS, startDeadlineMs: kube.startDeadlineMs },
     extraPodAnnotations: kube.simulatedCluster ? simulatedBehaviourAnnotations : () => ({}),
+    ownership: owned.ownership,
   },
-  { picker, catalog: core.apps, watchTtlSeconds: core.watch.maxTtlSeconds },
+  {
+    picker,
+    catalog: core.apps,
+    watchTtlSeconds: core.watch.maxTtlSeconds,
+    poolPeers: owned.poolPeers,
+    // Alone, the housekeeping runs before this supervisor serves, so no object can be in the
+    // making; among replicas another may be making one for a pod it is about to create.
+    sweepMinAgeMs: replicaConfig ? SWEEP_MIN_AGE_MS : 0,
+  },
 );
 
-const replicas = await replicaCoordination(api, core, kube, replicaConfig, log);
-const supervisor = await runSupervisor({ config: replicas?.config ?? core, backend, log, coordinate: replicas?.coordinate }).catch(exitOnStartupRefusal);
+const supervisor = await runSupervisor({ config: owned.config, backend, log, ownership: owned.ownership }).catch(exitOnStartupRefusal);
 stopOnSignals(supervisor, log, () => bundleServer.close());

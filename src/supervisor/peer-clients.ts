@@ -6,9 +6,7 @@
 import { parsePeerAddress } from "../config/peer.ts";
 import { routes } from "../contract/routes.ts";
 import { SupervisorClient } from "../internal/client.ts";
-
-/** How long a leaving replica waits, at most, for the others to hear that it released its shards. */
-const TELL_WITHIN_MS = 1_000;
+import { EXIT_BUDGET, within } from "../launch/shutdown.ts";
 
 export class PeerClients {
   readonly #clients = new Map<string, SupervisorClient>();
@@ -31,9 +29,6 @@ export class PeerClients {
 
   /** Tells the replicas at `addresses` that shards changed hands; never fails, bounded in time. */
   async tellShardsMoved(addresses: string[]): Promise<void> {
-    const told = Promise.allSettled(addresses.map(async (address) => this.to(address).call(routes.shardsMoved)));
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, TELL_WITHIN_MS)));
-    await Promise.race([told, bound]).finally(() => clearTimeout(timer));
+    await within(EXIT_BUDGET.tellMs, Promise.allSettled(addresses.map(async (address) => this.to(address).call(routes.shardsMoved))));
   }
 }

@@ -1,55 +1,64 @@
 /**
- * The supervisor's side of several replicas (docs/replicas.md): the coordination made from the
- * configuration, the shared peer credential, and the hooks that move sessions between replicas.
+ * How this supervisor's sessions are owned (docs/replicas.md): alone, or among several replicas by
+ * the Leases of their shards, with the shared peer credential; and the hooks through which either
+ * moves sessions in and out of the session service.
  */
 import type { CoreConfig } from "../config/core.ts";
 import type { KubeRunnerConfig } from "../config/kube.ts";
 import type { ReplicaSettings } from "../config/replicas.ts";
 import type { KubeApi } from "../kube/cluster/api.ts";
 import { stampLabels } from "../kube/specs/names.ts";
+import { EXIT_BUDGET } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
-import { type CoordinatorHooks, ReplicaCoordinator, leasePrefix } from "../replicas/coordinator.ts";
+import { ReplicaCoordinator, leasePrefix } from "../replicas/coordinator.ts";
 import { LeaseStore } from "../replicas/lease-store.ts";
 import { sharedPeerCredential } from "../replicas/peer-credential.ts";
+import type { PoolPeers } from "../sessions/backend-seam.ts";
+import type { OwnershipHooks, SessionOwnership } from "../sessions/ownership-seam.ts";
+import { SoleOwnership } from "../sessions/sole-ownership.ts";
 import { PeerClients } from "./peer-clients.ts";
 import { poolPeers } from "./pool-peers.ts";
-import { HANDOVER_BOUND_MS, type SessionService } from "./session-service.ts";
+import type { SessionService } from "./session-service.ts";
+
+export type Ownership = {
+  ownership: SessionOwnership;
+  /** The core config, with the peer credential filled in among replicas. */
+  config: CoreConfig;
+  /** The warm pool's view of the other replicas; undefined alone. */
+  poolPeers: PoolPeers | undefined;
+};
 
 /**
- * Undefined for one replica. For several: the core config with the peer credential filled in
- * (the operator's RUNNER_PEER_SECRET, else the one the replicas keep in the cluster), and the
- * coordination to run the supervisor with.
+ * One replica (no replica settings): it owns every session. Several: the core config with the
+ * peer credential filled in (the operator's RUNNER_PEER_SECRET, else the one the replicas keep in
+ * the cluster) and the coordinator.
  */
-export async function replicaCoordination(api: KubeApi, core: CoreConfig, kube: KubeRunnerConfig, settings: ReplicaSettings | undefined, log: Logger) {
-  if (!settings) return undefined;
+export async function sessionOwnership(api: KubeApi, core: CoreConfig, kube: KubeRunnerConfig, settings: ReplicaSettings | undefined, log: Logger): Promise<Ownership> {
   const { namespace, ownerId } = kube.sessionPods;
+  if (!settings) return { ownership: new SoleOwnership(ownerId), config: core, poolPeers: undefined };
   const secret = core.peer.secret ?? (await sharedPeerCredential(api, namespace, `${leasePrefix(ownerId)}-peer`, stampLabels(kube.sessionPods)));
-  return {
-    config: { ...core, peer: { ...core.peer, secret } },
-    coordinate: (hooks: CoordinatorHooks) =>
-      new ReplicaCoordinator({ store: new LeaseStore(api, namespace), settings, ownerId, credential: secret, hooks, log }),
-  };
+  const peers = new PeerClients(() => secret);
+  const coordinator = new ReplicaCoordinator({
+    store: new LeaseStore(api, namespace),
+    settings,
+    ownerId,
+    credential: secret,
+    tellShardsMoved: (addresses) => peers.tellShardsMoved(addresses),
+    log,
+  });
+  return { ownership: coordinator, config: { ...core, peer: { ...core.peer, secret } }, poolPeers: poolPeers(coordinator, peers) };
 }
 
-/**
- * Several replicas: the service admits and serves only the sessions of shards this replica
- * holds; shards it gains are adopted, shards it loses are let go, and the singleton duties
- * (reaping what no session explains, the warm pool's refill) run where the duties Lease is held.
- */
-export function shareSessions(service: SessionService, coordinate: (hooks: CoordinatorHooks) => ReplicaCoordinator, log: Logger): ReplicaCoordinator {
-  const peers = new PeerClients(() => coordinator.placement().credential);
-  const inShards = (shards: number[]) => {
-    const set = new Set(shards);
-    return (sessionId: string) => set.has(coordinator.shardOf(sessionId));
-  };
-  const coordinator = coordinate({
-    releasing: async (shards, unhurried) => {
-      const count = await service.handOff(inShards(shards), unhurried ? undefined : HANDOVER_BOUND_MS);
-      if (count > 0) log.info("sessions handed to other replicas", { count, shards });
+/** Sessions in and out of the service as the ownership moves them; the duties to the backend. */
+export function ownershipHooks(service: SessionService, log: Logger): OwnershipHooks {
+  return {
+    letGo: async (which, unhurried) => {
+      const count = await service.handOff(which, unhurried ? undefined : EXIT_BUDGET.handOffMs);
+      if (count > 0) log.info("sessions handed to other replicas", { count });
     },
-    acquired: async (shards) => {
-      const count = await service.adoptSessions(inShards(shards));
-      if (count > 0) log.info("adopted the sessions of acquired shards", { count, shards });
+    takeOver: async (which) => {
+      const count = await service.adoptSessions(which);
+      if (count > 0) log.info("took over sessions from their pods", { count });
     },
     dutiesGained: async () => {
       log.info("this replica holds the singleton duties");
@@ -59,18 +68,5 @@ export function shareSessions(service: SessionService, coordinate: (hooks: Coord
       log.info("this replica no longer holds the singleton duties");
       service.backend.dutiesLost?.();
     },
-    shardsMoved: (addresses) => peers.tellShardsMoved(addresses),
-  });
-  service.backend.fenceWrites?.({
-    writerFor: (sessionId) => coordinator.writerFor(sessionId),
-    lost: (sessionId) => coordinator.fenceLost(sessionId),
-  });
-  service.backend.sharePool?.(poolPeers(coordinator, peers));
-  service.shareWithReplicas({
-    owns: (id) => coordinator.owns(id),
-    mintSessionId: (newId) => coordinator.mintSessionId(newId),
-    placement: () => coordinator.placement(),
-    nudge: () => coordinator.nudge(),
-  });
-  return coordinator;
+  };
 }

@@ -36,7 +36,7 @@ export function implementations(service: SessionService): Implementations {
     resume: ({ params }) => watch.resume(params.id),
     listSessions: () => ({ sessions: service.registry.all().map((session) => service.document(session.id)) }),
     metrics: () => metricsSnapshot(),
-    placement: () => service.placement(),
+    placement: ({ query }) => service.placement(query.after),
     shardsMoved: () => service.shardsMoved(),
     poolClaim: ({ params, body }) => {
       // The maker's side: the pod's poll gets the answer; a pod this replica holds no token for cannot.

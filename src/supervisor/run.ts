@@ -4,13 +4,13 @@
  */
 import type { CoreConfig } from "../config/core.ts";
 import { onStopRequest } from "../launch/parent.ts";
-import { SUPERVISOR_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
+import { EXIT_BUDGET, SUPERVISOR_SHUTDOWN_BOUND_MS, exitWithin, within } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
 import { observeSessions } from "../metrics/figures.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import type { Backend } from "../sessions/backend-seam.ts";
-import type { CoordinatorHooks, ReplicaCoordinator } from "../replicas/coordinator.ts";
-import { shareSessions } from "./replication.ts";
+import type { SessionOwnership } from "../sessions/ownership-seam.ts";
+import { ownershipHooks } from "./replication.ts";
 import { RUNNER_VERSION } from "../version.ts";
 import { startInternalServer } from "./internal-server.ts";
 import { DEFAULT_TIMINGS, SessionService, type SupervisorTimings } from "./session-service.ts";
@@ -36,18 +36,17 @@ export async function runSupervisor(options: {
   backend: Backend;
   log: Logger;
   timings?: SupervisorTimings;
-  /** Several replicas: the coordination, made around the hooks that move sessions (docs/replicas.md). */
-  coordinate?: (hooks: CoordinatorHooks) => ReplicaCoordinator;
+  /** Which sessions are this process's: one replica's, or several replicas' by their Leases (docs/replicas.md). */
+  ownership: SessionOwnership;
 }): Promise<RunningSupervisor> {
   startProcessMetrics("supervisor");
-  const service = new SessionService(options.config, options.backend, options.log, options.timings ?? DEFAULT_TIMINGS);
+  const { ownership } = options;
+  const service = new SessionService(options.config, options.backend, ownership, options.log, options.timings ?? DEFAULT_TIMINGS);
   observeSessions(() => service.registry.all());
-  const coordinator = options.coordinate ? shareSessions(service, options.coordinate, options.log) : undefined;
-  if (!coordinator) {
-    // Housekeeping before serving: what an earlier supervisor left is re-adopted or reaped.
-    const adopted = await service.adoptSessions();
-    if (adopted > 0) options.log.info("re-adopted sessions", { count: adopted });
-  }
+  // What is this process's is taken over before it serves: a supervisor that says it is up
+  // serves what it holds (one replica: every session an earlier supervisor left, then the
+  // housekeeping; several: the shards of its first period).
+  await ownership.start(ownershipHooks(service, options.log));
   const internal = await startInternalServer({
     socketPath: options.config.internalSocketPath,
     peer: peerListener(options.config),
@@ -57,17 +56,15 @@ export async function runSupervisor(options: {
   service.startWatchSupervisor();
   // Adopted sessions' stream ids stay below a saved ceiling, whoever adopts them next (docs/replicas.md).
   const stopCeilings = service.ceilings.run();
-  // The first period before "listening": a replica that says it is up has its shards.
-  await coordinator?.start();
   options.log.info("supervisor listening", { socket: options.config.internalSocketPath, peerPort: internal.peerPort, version: RUNNER_VERSION });
   return {
     service,
     peerPort: internal.peerPort,
     shutdown: async () => {
       // Sessions handed to the other replicas first, so clients told to reconnect find them there.
-      await coordinator?.handOver();
+      await ownership.handOver();
       stopCeilings();
-      await internal.close();
+      await within(EXIT_BUDGET.closeMs, internal.close());
     },
   };
 }

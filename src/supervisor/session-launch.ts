@@ -17,6 +17,8 @@ export type StartWorkload = (callbacks: BackendCallbacks) => Promise<Started>;
 export class SessionLauncher {
   /** The launch in progress of each session, for the start figures. */
   readonly #starts = new WeakMap<Session, StartTracker>();
+  /** The starts not yet settled (neither running nor failed). */
+  readonly #unsettled = new Map<Session, Promise<void>>();
 
   constructor(
     readonly backend: Backend,
@@ -28,7 +30,18 @@ export class SessionLauncher {
    * Starts the session's workload in the background (through `start`, a re-adoption's resume,
    * when given); start errors end up on the stream.
    */
-  async launch(session: Session, start?: StartWorkload): Promise<void> {
+  launch(session: Session, start?: StartWorkload): Promise<void> {
+    const launching = this.#launch(session, start).finally(() => this.#unsettled.delete(session));
+    this.#unsettled.set(session, launching);
+    return launching;
+  }
+
+  /** Resolves once the session's start has settled: its workload in place, or its start failed. */
+  settled(session: Session): Promise<void> {
+    return this.#unsettled.get(session) ?? Promise.resolve();
+  }
+
+  async #launch(session: Session, start?: StartWorkload): Promise<void> {
     this.#starts.set(session, trackStart(session.mode, Date.now));
     const callbacks: BackendCallbacks = {
       emit: (event) => this.#record(session, event),

@@ -19,12 +19,14 @@ import type { AvailabilityReport, CreatedSession, ProbeConfig, SessionDocument }
 import type { Logger } from "../log.ts";
 import { type AdmissionContext, planAppSession, planSession } from "../sessions/admission.ts";
 import { type Backend, SessionMoved, type StartSpec } from "../sessions/backend-seam.ts";
+import type { SessionOwnership } from "../sessions/ownership-seam.ts";
 import { Registry } from "../sessions/registry.ts";
 import { Session } from "../sessions/session.ts";
 import { adoptSessions } from "./adoption.ts";
 import { lastIds } from "../sessions/stream-marks.ts";
 import { StreamCeilings } from "./stream-ceilings.ts";
 import { notServingYet, servedElsewhere, sessionNotFound } from "./problems.ts";
+import { PlacementFollowers } from "./placement-followers.ts";
 import { SessionLauncher } from "./session-launch.ts";
 import { WatchSupervisor } from "./watch-supervisor.ts";
 import { WatchSurface } from "./watch-surface.ts";
@@ -38,19 +40,7 @@ export type SupervisorTimings = {
   resizeThrottleMs: number;
 };
 
-/** How long a hurried handover (a lapse, an exit) may spend saving stream positions before the shards are released anyway. */
-export const HANDOVER_BOUND_MS = 4_000;
-
 export const DEFAULT_TIMINGS: SupervisorTimings = { heartbeatMs: 20_000, watchTickMs: 5_000, resizeThrottleMs: 50 };
-
-/** With several replicas: which sessions this one serves, and ids it may admit (docs/replicas.md). */
-export type SessionOwnership = {
-  owns(sessionId: string): boolean;
-  mintSessionId(newId: () => string): string | undefined;
-  placement(): Omit<Extract<PlacementAnswer, { shared: true }>, "shared">;
-  /** Another replica released shards: look for this replica's new ones now. */
-  nudge(): void;
-};
 
 export class SessionService {
   readonly registry: Registry;
@@ -59,12 +49,14 @@ export class SessionService {
   readonly #watchSupervisor: WatchSupervisor;
   /** The stream-id ceilings of owned sessions (several replicas: docs/replicas.md). */
   readonly ceilings: StreamCeilings;
+  /** The api's waits for the placement to change. */
+  readonly #placementFollowers: PlacementFollowers;
   #shuttingDown = false;
-  #ownership: SessionOwnership | undefined;
 
   constructor(
     readonly config: CoreConfig,
     readonly backend: Backend,
+    readonly ownership: SessionOwnership,
     readonly log: Logger,
     readonly timings: SupervisorTimings = DEFAULT_TIMINGS,
   ) {
@@ -77,6 +69,7 @@ export class SessionService {
     this.watch = new WatchSurface(this.registry, backend, this.#launcher, config.watch.reloadLimit);
     this.#watchSupervisor = new WatchSupervisor(config.watch, this.registry, this.#launcher, log);
     this.ceilings = new StreamCeilings(this.registry, log);
+    this.#placementFollowers = new PlacementFollowers(ownership);
   }
 
   startWatchSupervisor(): void {
@@ -88,31 +81,31 @@ export class SessionService {
     return this.#watchSupervisor.tick(now);
   }
 
-  adoptSessions(mine?: (sessionId: string) => boolean): Promise<number> {
+  /** The sessions `mine` selects, taken over from their pods. */
+  adoptSessions(mine: (sessionId: string) => boolean): Promise<number> {
     return adoptSessions(this.backend, this.registry, this.#launcher, this.config, Date.now(), mine, this.ceilings);
   }
 
-  /** Several replicas: from now on this replica admits and serves only sessions `ownership` gives it. */
-  shareWithReplicas(ownership: SessionOwnership): void {
-    this.#ownership = ownership;
+  /**
+   * Whether a request for `id` is this process's to answer now. Not while the session is not (or
+   * no longer) its own, whatever its registry still holds: a replica resumed from a pause longer
+   * than its hold must not answer from what it had (docs/replicas.md "Fencing the data plane").
+   */
+  servedElsewhere(id: string): boolean {
+    return !this.ownership.serves(id);
+  }
+
+  /** Sessions changed hands between the other replicas (the peer route): look again now. */
+  shardsMoved(): void {
+    this.ownership.nudge();
   }
 
   /**
-   * Whether a request for `id` belongs to another replica: this one neither holds the session
-   * nor owns its shard (the api forwards by a placement that may be a period old).
+   * Where each session is served, for the api's forwarding: at once when the api's last known
+   * version is not the current one, else once it changes (or after a hold, the same answer).
    */
-  servedElsewhere(id: string): boolean {
-    return this.#ownership !== undefined && !this.registry.get(id) && !this.#ownership.owns(id);
-  }
-
-  /** Shards changed hands between the other replicas (the peer route); nothing to do for one replica. */
-  shardsMoved(): void {
-    this.#ownership?.nudge();
-  }
-
-  /** Where each shard's sessions are served, for the api's forwarding. */
-  placement(): PlacementAnswer {
-    return this.#ownership ? { shared: true, ...this.#ownership.placement() } : { shared: false };
+  placement(afterVersion: string | undefined): Promise<PlacementAnswer> {
+    return this.#placementFollowers.next(afterVersion);
   }
 
   /**
@@ -125,6 +118,9 @@ export class SessionService {
     const sessions = this.registry.all().filter((session) => moving(session.id));
     let unsaved = sessions.length;
     const handovers = sessions.map(async (session) => {
+      // A session still starting is handed over once its start settled, so that its pod exists
+      // for the successor to take over: a `201` answered here is not lost to a move.
+      await this.#launcher.settled(session);
       this.registry.handOff(session.id);
       const workload = session.workload;
       const saving = workload?.handOver !== undefined;
@@ -218,6 +214,7 @@ export class SessionService {
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
     this.#watchSupervisor.stop();
+    this.#placementFollowers.close();
     const sessions = this.registry.all();
     for (const session of sessions) session.requestStop();
     await Promise.allSettled(sessions.map((session) => session.workload?.stop()));
@@ -243,8 +240,7 @@ export class SessionService {
   }
 
   #newSessionId(): string {
-    if (!this.#ownership) return newSessionId();
-    const id = this.#ownership.mintSessionId(newSessionId);
+    const id = this.ownership.mintSessionId(newSessionId);
     if (id === undefined) throw notServingYet();
     return id;
   }

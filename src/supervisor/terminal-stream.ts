@@ -3,6 +3,12 @@
  * api process relays the frames to its WebSocket client unchanged. Like the event stream, it
  * is a follower of a replay ring (ring-follower.ts), so replay and live bytes take the same
  * path: nothing is lost or duplicated between snapshot and subscription.
+ *
+ * Fenced by the session's hold (docs/replicas.md "Fencing the data plane"): before any output goes
+ * to the client and any input or resize to the pod, `holds()` is asked; once it answers no (a
+ * replica resumed from a pause longer than its hold), the terminal is closed at once with the
+ * retryable `1012`, what it had not sent is dropped (the new owner serves it), and input it
+ * received and could not deliver is said lost in the close's reason.
  */
 import type { Duplex } from "node:stream";
 import * as v from "valibot";
@@ -13,6 +19,9 @@ import type { AppChannel, Session } from "../sessions/session.ts";
 import { followRing } from "./ring-follower.ts";
 
 const MAX_TERMINAL_SIZE = 10_000;
+const MOVED_REASON = "session moved to another replica";
+/** Input this replica received after its hold lapsed was not written: the client knows to type it again. */
+const INPUT_LOST_REASON = "session moved to another replica; input not delivered";
 
 const ControlFrameSchema = v.object({ type: v.string(), cols: v.optional(v.unknown()), rows: v.optional(v.unknown()) });
 
@@ -27,6 +36,7 @@ export function streamTerminal(
   socket: Duplex,
   lastSeq: number,
   resizeThrottleMs: number,
+  holds: () => boolean,
 ): void {
   const bytes = app.bytes;
   if (session.terminal && bytes.nextId - 1 <= lastSeq) {
@@ -35,9 +45,15 @@ export function streamTerminal(
 
   session.addSubscriber();
   const send = (frame: IoFrame) => socket.write(encodeFrame(frame));
-  const onControl = controlHandler(session, app, send, resizeThrottleMs);
   /** How the follow ends: with a close frame, or (the api went away) by destroying the socket. */
   let close: { code: number; reason: string } | undefined;
+  /** The hold lapsed: nothing more to the client or the pod. Returns true once so. */
+  const lapsed = (inputLost: boolean) => {
+    if (holds()) return false;
+    close ??= { code: CloseCodes.serviceRestart, reason: inputLost ? INPUT_LOST_REASON : MOVED_REASON };
+    return true;
+  };
+  const onControl = controlHandler(session, app, send, resizeThrottleMs, () => !lapsed(false));
 
   send({ kind: FrameKind.text, text: JSON.stringify({ type: "seq", seq: lastSeq, app: app.name, io: app.io }) });
   const follow = followRing(session, bytes, lastSeq, {
@@ -47,8 +63,10 @@ export function streamTerminal(
       return socket.write(frameInPlace(encodeByteFrame(seq, chunk.tag, chunk.bytes, HEADER_BYTES))) ? "more" : "drain";
     },
     gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
-    // Evicted: ends at once; moved: first sends what it holds (the seq to reconnect with is the last).
+    // Evicted: ends at once; moved: first sends what it holds (the seq to reconnect with is the
+    // last), while this replica still holds the session; its hold lapsed: ends at once.
     stopBefore: () => {
+      if (lapsed(false)) return true;
       if (session.disposed && !session.moved) close = disposedClose(session);
       return session.disposed && !session.moved;
     },
@@ -66,9 +84,10 @@ export function streamTerminal(
   });
   const finish = follow.stop;
 
-  /** Stdin is dropped while no workload is live (starting, suspended, ended). */
+  /** Stdin is dropped while no workload is live (starting, suspended, ended); never written once the hold lapsed. */
   const writeStdin = (parts: Buffer[]) => {
     if (parts.length === 0 || session.terminal || session.status.kind !== "running" || !session.workload) return;
+    if (lapsed(true)) return finish();
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     terminalBytesRelayed("in", bytes.byteLength);
     session.workload.writeStdin(app.name, bytes);
@@ -106,12 +125,12 @@ export function streamTerminal(
  * The client's control frames: resizes, coalesced to one per throttle window (docs/api.md
  * "Terminal (WebSocket)"), refused with an error frame on a streams app; anything else is ignored.
  */
-function controlHandler(session: Session, app: AppChannel, send: (frame: IoFrame) => boolean, throttleMs: number) {
+function controlHandler(session: Session, app: AppChannel, send: (frame: IoFrame) => boolean, throttleMs: number, mayWrite: () => boolean) {
   let pendingResize: { cols: number; rows: number } | undefined;
   let resizeTimer: NodeJS.Timeout | undefined;
   const flushResize = () => {
     resizeTimer = undefined;
-    if (pendingResize) session.workload?.resize(app.name, pendingResize.cols, pendingResize.rows);
+    if (pendingResize && mayWrite()) session.workload?.resize(app.name, pendingResize.cols, pendingResize.rows);
     pendingResize = undefined;
   };
   return {
@@ -150,5 +169,5 @@ function terminalDimension(value: unknown): number | undefined {
 
 /** A disposed session's close: moved to another replica (reconnect with the seq, the new owner has it), or gone. */
 function disposedClose(session: Session): { code: number; reason: string } {
-  return session.moved ? { code: CloseCodes.serviceRestart, reason: "session moved to another replica" } : { code: CloseCodes.notFound, reason: "session not found" };
+  return session.moved ? { code: CloseCodes.serviceRestart, reason: MOVED_REASON } : { code: CloseCodes.notFound, reason: "session not found" };
 }

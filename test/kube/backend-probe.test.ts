@@ -15,6 +15,7 @@ import { PROBE_API_UNREACHABLE, PROBE_READY, probeNamespaceMissing } from "../..
 import { createLogger } from "../../src/log.ts";
 import type { Backend } from "../../src/sessions/backend-seam.ts";
 import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/index.ts";
+import { SoleOwnership } from "../../src/sessions/sole-ownership.ts";
 
 type LogLine = { level: string; message: string; [field: string]: unknown };
 
@@ -40,8 +41,9 @@ describe("the backend's probe", () => {
         log,
         timings: DEFAULT_KUBE_TIMINGS,
         extraPodAnnotations: () => ({}),
+        ownership: new SoleOwnership("default"),
       },
-      { picker: undefined, catalog: new Map(), watchTtlSeconds: 600 },
+      { picker: undefined, catalog: new Map(), watchTtlSeconds: 600, poolPeers: undefined, sweepMinAgeMs: 0 },
     );
   });
   afterAll(async () => {

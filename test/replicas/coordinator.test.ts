@@ -5,7 +5,8 @@ import { CoordinationV1Api } from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LeaseTiming } from "../../src/replicas/lease-rules.ts";
 import { LeaseStore } from "../../src/replicas/lease-store.ts";
-import { type CoordinatorHooks, ReplicaCoordinator } from "../../src/replicas/coordinator.ts";
+import { ReplicaCoordinator } from "../../src/replicas/coordinator.ts";
+import type { OwnershipHooks } from "../../src/sessions/ownership-seam.ts";
 import { createLogger } from "../../src/log.ts";
 import { freshNamespace, useCluster } from "../sim/helpers.ts";
 import { waitFor } from "../support/wait.ts";
@@ -26,15 +27,23 @@ function gate() {
   return { opened, open };
 }
 
-function coordinator(identity: string, hooks: Partial<CoordinatorHooks>, leases = store, timing = TIMING) {
-  return new ReplicaCoordinator({
+/** A coordinator and the hooks it will be started with (the supervisor's, played by the test). */
+function coordinator(identity: string, hooks: Partial<OwnershipHooks>, leases = store, timing = TIMING, tellShardsMoved: () => Promise<void> = async () => undefined) {
+  const replica = new ReplicaCoordinator({
     store: leases,
     settings: { identity, peerAddress: `${identity}.peers:8065`, shardCount: SHARDS, timing },
     ownerId: "coord",
     credential: "secret",
-    hooks: { releasing: async () => undefined, acquired: async () => undefined, dutiesGained: async () => undefined, dutiesLost: () => undefined, shardsMoved: async () => undefined, ...hooks },
+    tellShardsMoved,
     log: createLogger("test", "silent"),
   });
+  const all: OwnershipHooks = { letGo: async () => undefined, takeOver: async () => undefined, dutiesGained: async () => undefined, dutiesLost: () => undefined, ...hooks };
+  return Object.assign(replica, { begin: () => replica.start(all) });
+}
+
+/** The shards a hook's selector takes, found through the ids of each shard. */
+function shardsOf(replica: ReplicaCoordinator, which: (sessionId: string) => boolean): number[] {
+  return idsByShard(replica).flatMap((id, shard) => (which(id) ? [shard] : []));
 }
 
 /** A session id in each shard, found by trying. */
@@ -54,9 +63,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe("a replica coordinator whose supervisor is slow to move sessions", () => {
   it("keeps renewing its Leases while an adoption takes longer than the renew deadline, and serves the shards once it is done", async () => {
     const adoption = gate();
-    const a = coordinator("replica-a", { acquired: () => adoption.opened });
+    const a = coordinator("replica-a", { takeOver: () => adoption.opened });
     const ids = idsByShard(a);
-    const started = a.start();
+    const started = a.begin();
 
     // The first period acquired every shard; their sessions are being adopted.
     await waitFor("every Lease written", async () => (await renewTimes()).size === SHARDS + 2);
@@ -66,11 +75,11 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
     for (const [name, renewed] of before) expect(after.get(name), `${name} renewed`).not.toBe(renewed);
     // Still the holder of every shard (its writes would be accepted), not yet serving them.
     for (const id of ids) expect(a.writerFor(id)).toBeDefined();
-    for (const id of ids) expect(a.owns(id)).toBe(false);
+    for (const id of ids) expect(a.serves(id)).toBe(false);
 
     adoption.open();
     await started;
-    for (const id of ids) expect(a.owns(id)).toBe(true);
+    for (const id of ids) expect(a.serves(id)).toBe(true);
     await a.handOver();
   });
 
@@ -78,14 +87,14 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
     const handOff = gate();
     let released: number[] = [];
     const a = coordinator("replica-a", {
-      releasing: async (shards) => {
-        released = shards;
+      letGo: async (which) => {
+        released = shardsOf(a, which);
         await handOff.opened;
       },
     });
-    await a.start();
+    await a.begin();
     const b = coordinator("replica-b", {});
-    await b.start();
+    await b.begin();
     const ids = idsByShard(a);
 
     // a sees b join and starts letting go of b's shards: it stops serving them at once, but holds
@@ -94,13 +103,13 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
     const moving = released;
     await pause(TIMING.renewDeadlineMs * 2);
     for (const shard of moving) {
-      expect(a.owns(ids[shard]!)).toBe(false);
+      expect(a.serves(ids[shard]!)).toBe(false);
       expect(a.writerFor(ids[shard]!)).toBeDefined();
       expect(b.writerFor(ids[shard]!)).toBeUndefined();
     }
 
     handOff.open();
-    await waitFor("b serving the shards it won", () => moving.every((shard) => b.owns(ids[shard]!)));
+    await waitFor("b serving the shards it won", () => moving.every((shard) => b.serves(ids[shard]!)));
     for (const shard of moving) expect(a.writerFor(ids[shard]!)).toBeUndefined();
     await Promise.all([a.handOver(), b.handOver()]);
   });
@@ -115,7 +124,7 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
       return replace(current, meta, spec);
     };
     const a = coordinator("replica-m", {}, failing);
-    await a.start();
+    await a.begin();
     const ids = idsByShard(a);
     refuseMembers = true;
     await pause(TIMING.renewDeadlineMs * 2);
@@ -130,22 +139,29 @@ describe("replica coordinators telling each other of moved shards", () => {
     // Periods a minute apart: within this test a replica runs one only when told to (as the peer route does).
     const slow: LeaseTiming = { durationSeconds: 90, renewDeadlineMs: 80_000, retryMs: 60_000 };
     const replicas: Record<string, ReplicaCoordinator> = {};
-    const tell = (to: string) => async () => replicas[to]?.nudge();
-    replicas.a = coordinator("moved-a", { shardsMoved: tell("b") }, store, slow);
-    await replicas.a.start();
-    replicas.b = coordinator("moved-b", { shardsMoved: tell("a") }, store, slow);
-    await replicas.b.start();
+    const tell = (to: string) => async () => void replicas[to]?.nudge();
+    const first = coordinator("moved-a", {}, store, slow, tell("b"));
+    replicas.a = first;
+    await first.begin();
+    const second = coordinator("moved-b", {}, store, slow, tell("a"));
+    replicas.b = second;
+    await second.begin();
     const a = replicas.a;
     const b = replicas.b;
     const ids = idsByShard(a);
-    const bAddress = b.placement().peerAddress;
+    const bPlacement = b.placement();
+    const bAddress = bPlacement.shared ? bPlacement.peerAddress : "";
 
     // a's period sees b join: a lets b's shards go and tells b, which takes them, adopts their
     // sessions and tells a, whose view then names b without a period of its own coming due.
     a.nudge();
-    await waitFor("b serving the shards it won", () => ids.some((id) => b.owns(id)));
-    const won = ids.flatMap((id, shard) => (b.owns(id) ? [shard] : []));
-    await waitFor("a routing b's shards to b", () => won.every((shard) => a.placement().owners[shard] === bAddress) || undefined, 5_000);
+    await waitFor("b serving the shards it won", () => ids.some((id) => b.serves(id)));
+    const won = ids.flatMap((id, shard) => (b.serves(id) ? [shard] : []));
+    const ownerAt = (shard: number) => {
+      const placement = a.placement();
+      return placement.shared ? placement.owners[shard] : undefined;
+    };
+    await waitFor("a routing b's shards to b", () => won.every((shard) => ownerAt(shard) === bAddress) || undefined, 5_000);
     await Promise.all([a.handOver(), b.handOver()]);
   });
 });

@@ -1,11 +1,11 @@
 // Two or three replicas' Lease holders in one process, against the simulated cluster's
 // Kubernetes API over HTTP. Each replica has its own clock, set by the test and skewed from the
 // others, so expiry is shown to be judged on the observer's clock and no step waits on real time.
-import { CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import * as v from "valibot";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isConflict } from "../../src/kube/status/api-error.ts";
-import { FencedPodSchema, fencedDeleteOptions, fencedPatch, writeFenced, type Writer } from "../../src/replicas/fencing.ts";
+import { FencedPodSchema, fencedDeleteOptions, fencedUpdate, writeFenced, type FencedPod, type Writer } from "../../src/replicas/fencing.ts";
 import { LeaseHolder } from "../../src/replicas/lease-holder.ts";
 import { DEFAULT_TIMING } from "../../src/replicas/lease-rules.ts";
 import { LeaseStore } from "../../src/replicas/lease-store.ts";
@@ -133,29 +133,6 @@ describe("one Lease, two holders", () => {
   });
 });
 
-describe("a holder on its timer", () => {
-  it("keeps renewing every retry period while it runs, and a second running holder takes the Lease once the first stops and releases it", async () => {
-    const store = new LeaseStore({ coordination: kc.makeApiClient(CoordinationV1Api) }, await freshNamespace(c));
-    const timing = { durationSeconds: 30, renewDeadlineMs: 20_000, retryMs: 50 };
-    const first = new LeaseHolder({ store, name: "timed", identity: "replica-a", timing, meta, now: Date.now });
-    const second = new LeaseHolder({ store, name: "timed", identity: "replica-b", timing, meta, now: Date.now });
-    const seen: string[] = [];
-    first.run();
-    await waitFor("replica-a holding", () => first.holds());
-    const renewed = (await store.read("timed"))!.metadata.resourceVersion;
-    await waitFor("a renew by the timer", async () => (await store.read("timed"))!.metadata.resourceVersion !== renewed);
-    second.run((state) => seen.push(state instanceof Error ? state.message : state.held ? "held" : "waiting"));
-    await waitFor("replica-b waiting on it", () => seen.includes("waiting"));
-    await first.stop();
-    await first.release();
-    // The duration is 30 s, longer than waitFor's 20 s: only the release explains a takeover.
-    await waitFor("replica-b holding", () => second.holds());
-    await second.stop();
-    expect(second.term()).toBe(1);
-    expect(seen.filter((s) => s !== "held" && s !== "waiting")).toEqual([]);
-  });
-});
-
 /** One replica: its member Lease, its view of the members, its shards, on its own clock. */
 function replica(store: LeaseStore, identity: string, start: number, shardCount: number) {
   const time = clock(start);
@@ -196,7 +173,7 @@ async function rounds(replicas: Replica[], count: number) {
 /** Shard → identity of its holder, as the replicas themselves see it. */
 function holders(replicas: Replica[], shardCount: number): (string | undefined)[] {
   return Array.from({ length: shardCount }, (_, shard) => {
-    const owners = replicas.filter((r) => r.shards.termOf(shard) !== undefined).map((r) => r.identity);
+    const owners = replicas.filter((r) => r.shards.holdOf(shard) !== undefined).map((r) => r.identity);
     expect(owners.length).toBeLessThanOrEqual(1);
     return owners[0];
   });
@@ -267,25 +244,31 @@ describe("the fence on a session pod", () => {
   it("refuses the predecessor's write once the successor stamped the pod: 409 on the stale version, then the newer term on re-read", async () => {
     const ns = await freshNamespace(c);
     const core = kc.makeApiClient(CoreV1Api);
-    const readPod = async () => v.parse(FencedPodSchema, await core.readNamespacedPod({ namespace: ns, name: "telo-run-f" }));
-    const patch = (body: object) => core.patchNamespacedPod({ namespace: ns, name: "telo-run-f", body }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch));
+    const readPod = async () => {
+      const read = await core.readNamespacedPod({ namespace: ns, name: "telo-run-f" });
+      v.parse(FencedPodSchema, read);
+      return read as typeof read & FencedPod;
+    };
+    // As the runner writes a pod: a full update of the pod as read, conditional on its version, the writer's term stamped.
+    const update = (seen: Awaited<ReturnType<typeof readPod>>, writer: Writer, note?: string) =>
+      core.replaceNamespacedPod({ namespace: ns, name: "telo-run-f", body: fencedUpdate(seen, writer, (copy) => note !== undefined && (copy.metadata.annotations = { ...copy.metadata.annotations, "telo.run/note": note })) });
     await core.createNamespacedPod({ namespace: ns, body: pod("telo-run-f", { annotations: { "sim.k8s-runner.dev/run-ms": "600000" } }) });
     const old: Writer = { holder: "runner-a", term: 3 };
     const successor: Writer = { holder: "runner-b", term: 4 };
 
     // The kubelet's status writes move the resourceVersion too: the fenced write re-reads on 409.
-    expect(await writeFenced(old, readPod, (seen) => patch(fencedPatch(seen, old, { "telo.run/note": "a" })), isConflict)).toEqual({ written: true });
+    expect(await writeFenced(old, readPod, (seen) => update(seen, old, "a"), isConflict)).toEqual({ written: true });
     await waitFor("the pod running and ready, when its status stops changing", async () => {
       const status = (await core.readNamespacedPod({ namespace: ns, name: "telo-run-f" })).status;
       return status?.phase === "Running" && status.containerStatuses?.every((c) => c.ready);
     });
     const seenByOld = await readPod();
-    expect(await writeFenced(successor, readPod, (seen) => patch(fencedPatch(seen, successor)), isConflict)).toEqual({ written: true });
+    expect(await writeFenced(successor, readPod, (seen) => update(seen, successor), isConflict)).toEqual({ written: true });
 
     // What the predecessor read before the successor's stamp no longer writes...
-    expect(await statusOf(patch(fencedPatch(seenByOld, old, { "telo.run/note": "stale" })))).toMatchObject({ code: 409, reason: "Conflict" });
+    expect(await statusOf(update(seenByOld, old, "stale"))).toMatchObject({ code: 409, reason: "Conflict" });
     // ...and read again, the pod tells it a successor owns it.
-    expect(await writeFenced(old, readPod, (seen) => patch(fencedPatch(seen, old, { "telo.run/note": "stale" })), isConflict)).toEqual({
+    expect(await writeFenced(old, readPod, (seen) => update(seen, old, "stale"), isConflict)).toEqual({
       written: false,
       verdict: { act: false, reason: "newer-term", stamped: successor },
     });

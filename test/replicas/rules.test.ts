@@ -3,7 +3,7 @@
 // members, the shard plan, and the fence on the pod. Properties run over generated inputs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fencedPatch, fencedUpdate, mayAct, stampedTerm, TERM_ANNOTATION, TERM_HOLDER_ANNOTATION, UNSHARDED, writeFenced, type FencedPod } from "../../src/replicas/fencing.ts";
+import { fencedUpdate, termAnnotations, mayAct, stampedTerm, TERM_ANNOTATION, TERM_HOLDER_ANNOTATION, UNSHARDED, writeFenced, type FencedPod } from "../../src/replicas/fencing.ts";
 import { expiresAt, isHeld, microTime, nextStep, observe, releaseSpec, stillHolds, timingProblem, DEFAULT_TIMING, type LeaseView } from "../../src/replicas/lease-rules.ts";
 import { liveMembers, leaseNames } from "../../src/replicas/membership.ts";
 import { assignment, ownerOf, shardOf } from "../../src/replicas/rendezvous.ts";
@@ -174,9 +174,15 @@ describe("the fence on the pod", () => {
     for (const raw of ["", "-1", "01", "1e3", "x", "9".repeat(16)]) expect(stampedTerm(pod({ [TERM_ANNOTATION]: raw }))).toBeUndefined();
   });
 
-  it("builds a patch and an update that carry the resourceVersion read and the writer's term, leaving the input alone", () => {
+  it("lets the only replica there is act on any pod, whatever an install of several stamped, and stamps nothing", () => {
+    const alone = { holder: "", term: 0, alone: true as const };
+    expect(mayAct(pod({ [TERM_ANNOTATION]: "9", [TERM_HOLDER_ANNOTATION]: "replica-x" }), alone)).toEqual({ act: true });
+    expect(termAnnotations(alone)).toEqual({});
+    expect(fencedUpdate(pod({ keep: "yes" }), alone).metadata.annotations).toEqual({ keep: "yes" });
+  });
+
+  it("builds an update that carries the resourceVersion read and the writer's term, leaving the input alone", () => {
     const read = pod({ keep: "yes" });
-    expect(fencedPatch(read, { holder: "me", term: 7 }, { note: "x" })).toEqual({ metadata: { resourceVersion: "42", annotations: { note: "x", [TERM_ANNOTATION]: "7", [TERM_HOLDER_ANNOTATION]: "me" } } });
     const updated = fencedUpdate(read, { holder: "me", term: 7 }, (copy) => {
       copy.metadata.resourceVersion = "999";
       copy.metadata.annotations!.added = "1";

@@ -81,9 +81,25 @@ function output(target: Session, ...texts: string[]): void {
   }
 }
 
-function follow(target: Session, socket: RecordingSocket, lastSeq = 0): void {
-  streamTerminal(target, target.apps.get("app")!, socket, lastSeq, 50);
+function follow(target: Session, socket: RecordingSocket, lastSeq = 0, holds = () => true): void {
+  streamTerminal(target, target.apps.get("app")!, socket, lastSeq, 50, holds);
 }
+
+/** A running session whose workload records the stdin and resizes it is given. */
+function running(target: Session): { stdin: string[]; resizes: number } {
+  const seen = { stdin: [] as string[], resizes: 0 };
+  target.attachWorkload({
+    writeStdin: (_app, bytes) => void seen.stdin.push(Buffer.from(bytes).toString()),
+    resize: () => void (seen.resizes += 1),
+    done: new Promise<void>(() => undefined),
+    stop: async () => undefined,
+  });
+  target.status = { kind: "running", endpoints: [] };
+  return seen;
+}
+
+const stdinFrame = (text: string) => encodeFrame({ kind: FrameKind.binary, bytes: Buffer.from(text) });
+const closeOf = (socket: RecordingSocket) => socket.frames().find((frame) => frame.kind === FrameKind.close);
 
 describe("streamTerminal", () => {
   it("replays every retained chunk as its own frame and seq, all in one write after the seq frame", () => {
@@ -155,5 +171,51 @@ describe("streamTerminal", () => {
     await waitFor("the stdin", () => written.length === 2 || undefined);
     expect(written).toEqual(["abcd\r", "e"]);
     socket.destroy();
+  });
+});
+
+describe("streamTerminal fenced by the session's hold", () => {
+  it("sends nothing it holds once the hold lapsed, and closes with 1012 at once", () => {
+    const target = session();
+    let held = true;
+    const socket = new RecordingSocket();
+    follow(target, socket, 0, () => held);
+    output(target, "before ");
+    expect(socket.outputs()).toEqual(["1:before "]);
+
+    // The replica resumes from a pause longer than its hold: output read meanwhile is not sent.
+    held = false;
+    output(target, "after the pause");
+    expect(socket.outputs()).toEqual(["1:before "]);
+    expect(closeOf(socket)).toEqual({ kind: FrameKind.close, code: 1012, reason: "session moved to another replica" });
+  });
+
+  it("writes no input or resize into the pod once the hold lapsed, and says the input was not delivered", async () => {
+    const target = session();
+    const seen = running(target);
+    let held = true;
+    const socket = new RecordingSocket();
+    follow(target, socket, 0, () => held);
+    socket.push(stdinFrame("typed while held\r"));
+    await waitFor("the input held", () => seen.stdin.length === 1 || undefined);
+
+    held = false;
+    const resize = encodeFrame({ kind: FrameKind.text, text: JSON.stringify({ type: "resize", cols: 100, rows: 30 }) });
+    socket.push(Buffer.concat([resize, stdinFrame("typed after the lapse\r")]));
+    await waitFor("the close", () => closeOf(socket));
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(seen.stdin).toEqual(["typed while held\r"]);
+    expect(seen.resizes).toBe(0);
+    expect(closeOf(socket)).toEqual({ kind: FrameKind.close, code: 1012, reason: "session moved to another replica; input not delivered" });
+  });
+
+  it("lets a graceful handover send what it holds while the hold lasts, then closes with 1012", () => {
+    const target = session();
+    const socket = new RecordingSocket();
+    follow(target, socket, 0, () => true);
+    target.pushOutput("app", Buffer.from("last words"), "tty");
+    target.flushOutput();
+    expect(socket.outputs()).toEqual(["1:last words"]);
+    expect(closeOf(socket)).toBeUndefined();
   });
 });

@@ -21,6 +21,7 @@ import { adoptedStreamBase } from "../../src/sessions/session.ts";
 import { adoptionCeiling, firstIdsAfter } from "../../src/sessions/stream-marks.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { freePort } from "./ports.ts";
+import { SoleOwnership } from "../../src/sessions/sole-ownership.ts";
 
 export const SESSION_NAMESPACE = "telo-sessions";
 
@@ -62,11 +63,13 @@ export async function startInProcessBackend(options: { warmPoolSize?: number; ti
       log,
       timings: { ...DEFAULT_KUBE_TIMINGS, ...options.timings },
       extraPodAnnotations: simulatedBehaviourAnnotations,
+      ownership: new SoleOwnership("default"),
     },
-    { picker: undefined, catalog: new Map(), watchTtlSeconds: 600 },
+    { picker: undefined, catalog: new Map(), watchTtlSeconds: 600, poolPeers: undefined, sweepMinAgeMs: 0 },
   );
   // Boot: nothing to adopt; a warm pool, if configured, starts filling.
-  await backend.adoptSessions?.(ADOPTION_CEILING);
+  await backend.adoptSessions?.(ADOPTION_CEILING, () => true);
+  await backend.housekeep?.();
   return {
     sim,
     backend,

@@ -11,6 +11,7 @@ import { createLogger } from "../../src/log.ts";
 import { runSupervisor, stopOnSignals } from "../../src/supervisor/run.ts";
 import { DEFAULT_TIMINGS } from "../../src/supervisor/session-service.ts";
 import { createScriptedBackend } from "./scripted-backend.ts";
+import { SoleOwnership } from "../../src/sessions/sole-ownership.ts";
 
 const config = exitOnConfigError(() => loadCoreConfig(process.env));
 const log = createLogger("supervisor", config.logLevel);
@@ -19,6 +20,7 @@ const timing = (name: string, fallback: number) => Number(process.env[name] ?? f
 const supervisor = await runSupervisor({
   config,
   backend: createScriptedBackend(),
+  ownership: new SoleOwnership("default"),
   log,
   timings: {
     heartbeatMs: timing("TEST_HEARTBEAT_MS", DEFAULT_TIMINGS.heartbeatMs),

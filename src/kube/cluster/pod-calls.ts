@@ -1,17 +1,17 @@
 /**
  * Every write the runner makes to a session pod, in one place, each with a deadline (client-node's
  * typed calls have none, so a hung apiserver would stall a start or a DELETE): the create,
- * retried on passing apiserver trouble; the delete, where 404 means done; and, among several
- * replicas, the stamp of an adopted pod. With one replica (no fence) the create and delete are
- * plain calls. Among replicas every write is fenced (docs/replicas.md "Fencing on the pod"): a
- * create stamps the writer's term, a delete and a stamp are conditional on the version whose
- * term was checked, and a refused fence lets the session go.
+ * retried on passing apiserver trouble; the delete, where 404 means done; the adoption's claim.
+ * Every write is fenced by the session's ownership (docs/replicas.md "Fencing on the pod"): a
+ * create stamps the writer's term, a delete and an update are conditional on the version whose
+ * term was checked, and a refused fence lets the session go. One replica alone writes the same
+ * way, under a writer that stamps nothing and is never refused.
  */
 import type { V1DeleteOptions, V1Pod } from "@kubernetes/client-node";
 import { setTimeout as sleep } from "node:timers/promises";
 import * as v from "valibot";
 import { FencedPodSchema, type FencedPod, type Writer, UNSHARDED, fencedDeleteOptions, fencedUpdate, termAnnotations, writeFenced } from "../../replicas/fencing.ts";
-import { SessionMoved, SessionStartError, type WriteFence } from "../../sessions/backend-seam.ts";
+import { SessionMoved, SessionStartError } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "./api.ts";
 import type { KubeContext } from "../context.ts";
 import { LABEL } from "../specs/names.ts";
@@ -30,7 +30,7 @@ export const CALL_DEADLINE_MS = 30_000;
  */
 export async function createPod(ctx: KubeContext, body: V1Pod, deadlineAt: number, signal: AbortSignal): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;
-  const stamped = ctx.fence ? stampedBody(ctx.fence, body) : body;
+  const stamped = stampedBody(ctx, body);
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await withDeadline(ctx.api.core.createNamespacedPod({ namespace, body: stamped }), CALL_DEADLINE_MS, "the pod create call");
@@ -44,24 +44,22 @@ export async function createPod(ctx: KubeContext, body: V1Pod, deadlineAt: numbe
   }
 }
 
-function stampedBody(fence: WriteFence, body: V1Pod): V1Pod {
+function stampedBody(ctx: KubeContext, body: V1Pod): V1Pod {
   const sessionId = body.metadata?.labels?.[LABEL.sessionId];
-  const writer = sessionId === undefined ? undefined : fence.writerFor(sessionId);
+  const writer = sessionId === undefined ? undefined : ctx.ownership.writerFor(sessionId);
   if (!writer) throw new SessionStartError("create", "this runner replica no longer holds the session's shard; the session was not created");
   return { ...body, metadata: { ...body.metadata, annotations: { ...body.metadata?.annotations, ...termAnnotations(writer) } } };
 }
 
 /**
- * Deletes a pod at once (grace 0); a pod already gone counts as deleted. Among replicas the
- * delete is conditional on the version whose term was checked (first the watch's copy, which
- * costs no call; after a 409, a fresh read); a refused fence throws SessionMoved.
+ * Deletes a pod at once (grace 0); a pod already gone counts as deleted. The delete is conditional
+ * on the version whose term was checked (first the watch's copy, which costs no call; after a 409,
+ * a fresh read); a refused fence throws SessionMoved.
  */
 export async function deletePod(ctx: KubeContext, name: string): Promise<void> {
-  const call = (body?: V1DeleteOptions) =>
-    withDeadline(ctx.api.core.deleteNamespacedPod({ name, namespace: ctx.config.sessionPods.namespace, gracePeriodSeconds: 0, ...(body && { body }) }), CALL_DEADLINE_MS, "the pod delete call");
+  const call = (body: V1DeleteOptions) => withDeadline(ctx.api.core.deleteNamespacedPod({ name, namespace: ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the pod delete call");
   try {
-    if (ctx.fence) await fencedWrite(ctx, ctx.fence, name, "watch", (pod) => call(fencedDeleteOptions(pod)));
-    else await call();
+    await fencedWrite(ctx, name, "watch", (pod) => call(fencedDeleteOptions(pod)));
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
@@ -69,34 +67,20 @@ export async function deletePod(ctx: KubeContext, name: string): Promise<void> {
 
 /**
  * A change to a session pod's metadata (its stream marks): a full update conditional on the
- * version read, read again after a 409. Among replicas it is fenced like every other pod write,
- * so a replica that lost the session cannot make it, and it stamps this replica's term; `change`
- * may throw to refuse what it reads. `written`: a copy of the pod to try before any read (the
- * adoption's claim); not the watch's copy where `change` may refuse what it reads, since an old
- * copy would be refused without a fresh read. Returns the pod as stored; undefined when, among
- * replicas, it is gone.
+ * version read, read again after a 409, fenced like every other pod write, so a replica that lost
+ * the session cannot make it, and stamped with this replica's term; `change` may throw to refuse
+ * what it reads. `written`: a copy of the pod to try before any read (the adoption's claim); not
+ * the watch's copy, which is trimmed (an update from it would drop the init containers). Returns
+ * the pod as stored; undefined when it is gone.
  */
 export async function updatePod(ctx: KubeContext, name: string, what: string, change: (pod: V1Pod) => void, written?: V1Pod): Promise<V1Pod | undefined> {
   const namespace = ctx.config.sessionPods.namespace;
   const replace = (body: V1Pod) => withDeadline(ctx.api.core.replaceNamespacedPod({ name, namespace, body }), CALL_DEADLINE_MS, what);
-  if (ctx.fence) {
-    let stored: V1Pod | undefined;
-    await fencedWrite(ctx, ctx.fence, name, written ?? "apiserver", async (pod, writer) => {
-      stored = await replace(fencedUpdate(pod, writer, change));
-    });
-    return stored;
-  }
-  for (let attempt = 1; ; attempt += 1) {
-    const pod = (attempt === 1 && written) || (await readPod(ctx, name, what));
-    if (!pod?.metadata) throw new Error(`pod ${name} is gone`);
-    const copy = structuredClone(pod);
-    change(copy);
-    try {
-      return await replace(copy);
-    } catch (error) {
-      if (!isConflict(error) || attempt >= 5) throw error;
-    }
-  }
+  let stored: V1Pod | undefined;
+  await fencedWrite(ctx, name, written ?? "apiserver", async (pod, writer) => {
+    stored = await replace(fencedUpdate(pod, writer, change));
+  });
+  return stored;
 }
 
 /** At most this many sessions' pods per list of readPods: a selector naming them must fit a request line. */
@@ -133,7 +117,7 @@ type FenceablePod = V1Pod & FencedPod;
  * first attempt works on the watch's copy, a fresh read, or a copy this replica's own last write
  * stored; every attempt after a 409 on a fresh read.
  */
-async function fencedWrite(ctx: KubeContext, fence: WriteFence, name: string, firstRead: "watch" | "apiserver" | V1Pod, write: (pod: FenceablePod, writer: Writer) => Promise<unknown>): Promise<void> {
+async function fencedWrite(ctx: KubeContext, name: string, firstRead: "watch" | "apiserver" | V1Pod, write: (pod: FenceablePod, writer: Writer) => Promise<unknown>): Promise<void> {
   let first = firstRead;
   const read = async (): Promise<FenceablePod | undefined> => {
     const known = typeof first === "object" ? first : first === "watch" ? ctx.watcher.get(name) : undefined;
@@ -144,13 +128,13 @@ async function fencedWrite(ctx: KubeContext, fence: WriteFence, name: string, fi
   let sessionId: string | undefined;
   const writerOf = (pod: FenceablePod) => {
     sessionId = pod.metadata.labels?.[LABEL.sessionId];
-    return sessionId === undefined ? UNSHARDED : fence.writerFor(sessionId);
+    return sessionId === undefined ? UNSHARDED : ctx.ownership.writerFor(sessionId);
   };
   const result = await writeFenced(writerOf, read, write, isConflict);
   if (result.written || "gone" in result) return;
   if ("conflicts" in result) throw new Error(`the pod ${name} changed under each of ${result.conflicts} conditional writes`);
   const stamped = "verdict" in result ? result.verdict.stamped : undefined;
   ctx.log.warn("a fenced pod write was refused: another runner replica has the pod's session now; this one lets it go", { pod: name, sessionId, stamped });
-  if (sessionId !== undefined) fence.lost(sessionId);
+  if (sessionId !== undefined) ctx.ownership.lost(sessionId);
   throw new SessionMoved(`the pod ${name} is another runner replica's now`);
 }

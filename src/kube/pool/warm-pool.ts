@@ -213,13 +213,13 @@ export class WarmPool {
         this.#claimed.delete(name);
         return "next";
       }
-      // Among replicas the claim stamps the claimer's term on the session's shard, as a create does.
-      const writer = this.#ctx.fence?.writerFor(spec.sessionId);
-      if (this.#ctx.fence && !writer) {
+      // The claim stamps the claimer's term on the session's shard, as a create does.
+      const writer = this.#ctx.ownership.writerFor(spec.sessionId);
+      if (!writer) {
         this.#claimed.delete(name);
         return { cold: "this replica no longer holds the session's shard" };
       }
-      const annotations = { ...request.annotations, ...(writer && termAnnotations(writer)) };
+      const annotations = { ...request.annotations, ...termAnnotations(writer) };
       const limits = clampLimits(this.#ctx.config.runCeilings);
       const body = claimedPod({ pod, session: request.facts, settings: this.#ctx.config.sessionPods, env: spec.env, annotations, ttlSeconds: limits.ttlSeconds, now: this.#now() });
       await withDeadline(this.#ctx.api.core.replaceNamespacedPod({ name, namespace: this.#ctx.config.sessionPods.namespace, body }), CALL_DEADLINE_MS, "the warm pool claim");

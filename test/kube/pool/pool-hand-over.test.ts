@@ -25,6 +25,7 @@ import type { Backend } from "../../../src/sessions/backend-seam.ts";
 import type { SimulatedCluster } from "../../../src/sim/index.ts";
 import { freePort } from "../../support/ports.ts";
 import { waitFor } from "../../support/wait.ts";
+import { SoleOwnership } from "../../../src/sessions/sole-ownership.ts";
 
 const NAMESPACE = "telo-sessions";
 const FETCH_DEADLINE_MS = 1_500;
@@ -41,13 +42,14 @@ async function startMaker(api: KubeApi, config: KubeRunnerConfig, bundlePort: nu
   const listener = await startBundleServer(bundles, bundlePort, "127.0.0.1", claims);
   const watcher = new PodWatcher(api, { namespace: NAMESPACE, ...ownedObjects(config.sessionPods) }, log);
   watcher.start();
-  const context = { api, config, watcher, bundles, poolClaims: claims, router: undefined, builder: undefined, log, extraPodAnnotations: simulatedBehaviourAnnotations };
+  const ownership = new SoleOwnership(MAKER);
+  const context = { api, config, watcher, bundles, poolClaims: claims, router: undefined, builder: undefined, log, extraPodAnnotations: simulatedBehaviourAnnotations, ownership };
+  // A replica of an installation whose other members are gone; no claimer is reachable.
+  const poolPeers = { identity: MAKER, live: () => new Set([MAKER]), handClaim: () => Promise.reject(new Error("no claimer here")) };
   const backend = createKubeBackend(
     { ...context, timings: { ...DEFAULT_KUBE_TIMINGS, claimFetchDeadlineMs: FETCH_DEADLINE_MS } },
-    { picker: undefined, catalog: new Map(), watchTtlSeconds: 600 },
+    { picker: undefined, catalog: new Map(), watchTtlSeconds: 600, poolPeers, sweepMinAgeMs: 0 },
   );
-  // A replica of an installation whose other members are gone; no claimer is reachable.
-  backend.sharePool?.({ identity: MAKER, live: () => new Set([MAKER]), handClaim: () => Promise.reject(new Error("no claimer here")) });
   if (duties) await backend.housekeep?.();
   return {
     backend,

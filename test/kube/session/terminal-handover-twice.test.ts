@@ -39,7 +39,7 @@ describe("a terminal handed over again soon after its adoption", () => {
     expect(await savedStart(sessionId)).toMatchObject({ from: "position" });
 
     await new Promise((resolve) => setTimeout(resolve, NO_OWNER_MS));
-    const adoptable = (await harness.backend.adoptSessions!(ADOPTION_CEILING)).find((candidate) => candidate.spec.sessionId === sessionId);
+    const adoptable = (await harness.backend.adoptSessions!(ADOPTION_CEILING, () => true)).find((candidate) => candidate.spec.sessionId === sessionId);
     const second = recorder();
     const resumed = await adoptable!.resume(second.callbacks);
     // What was printed while nobody was attached, then live output.
@@ -49,7 +49,7 @@ describe("a terminal handed over again soon after its adoption", () => {
 
     expect(await savedStart(sessionId)).toMatchObject({ from: "position" });
     const third = recorder();
-    const again = (await harness.backend.adoptSessions!(ADOPTION_CEILING)).find((candidate) => candidate.spec.sessionId === sessionId);
+    const again = (await harness.backend.adoptSessions!(ADOPTION_CEILING, () => true)).find((candidate) => candidate.spec.sessionId === sessionId);
     const last = await again!.resume(third.callbacks);
     await waitFor("the third owner showing output", () => ticksOf(third.text()).length > 0 || undefined);
     expect(ticksOf(third.text())[0]).toBe(ticksOf(second.text()).at(-1)! + 1);

@@ -21,6 +21,7 @@ import { ownedObjects } from "../../../src/kube/specs/names.ts";
 import { WatchSession } from "../../../src/kube/session/watch-session.ts";
 import { ensureWorkspaceConfigMap } from "../../../src/kube/session/ensure-workspace-configmap.ts";
 import { waitFor } from "../../support/wait.ts";
+import { SoleOwnership } from "../../../src/sessions/sole-ownership.ts";
 
 const NAMESPACE = "telo-sessions";
 
@@ -105,6 +106,7 @@ describe("watch session pod watch", () => {
       log,
       timings: DEFAULT_KUBE_TIMINGS,
       extraPodAnnotations: simulatedBehaviourAnnotations,
+      ownership: new SoleOwnership("default"),
     };
   });
   afterAll(async () => {
