@@ -177,9 +177,12 @@ export class ReplicaCoordinator implements SessionOwnership {
     await within(EXIT_BUDGET.settleMs, this.#settling);
     if (this.#hadDuties) this.#hooks?.dutiesLost();
     this.#hadDuties = false;
+    // Served no more, but still held while the sessions are let go: their stream positions are
+    // saved on their pods under this replica's term, and its terminals send what they hold.
     const held = this.#shardsWhere((state) => state.kind !== "free");
-    this.#states.forEach((state, shard) => (this.#states[shard] = { kind: "free", generation: state.generation + 1 }));
+    this.#states.forEach((state, shard) => (this.#states[shard] = state.kind === "free" ? state : { ...state, kind: "leaving", generation: state.generation + 1 }));
     await within(EXIT_BUDGET.handOffMs, this.#hooks?.letGo(this.#inShards(held), false) ?? Promise.resolve());
+    this.#states.forEach((state, shard) => (this.#states[shard] = { kind: "free", generation: state.generation + 1 }));
     await within(EXIT_BUDGET.releaseMs, Promise.allSettled([this.#shards.releaseAll(), this.#duties.release(), this.#member.remove()]));
     this.#announcePlacement();
     await within(EXIT_BUDGET.tellMs, this.#tellShardsMoved());

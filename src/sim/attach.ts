@@ -65,17 +65,29 @@ function refuse(socket: Duplex, err: unknown): void {
   socket.end(`HTTP/1.1 ${e.code} ${e.reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
+/** One stdin message a container got over an attach, with the attaching client's User-Agent: who typed into which pod, and when. */
+export type StdinWrite = { namespace: string; pod: string; container: string; userAgent: string; text: string; at: number };
+
+/** Bounded so a long benchmark cannot grow memory without limit. */
+const MAX_STDIN_RECORDED = 100_000;
+
 export class AttachServer {
   private readonly wss = new WebSocketServer({
     noServer: true,
     handleProtocols: (offered) => SUPPORTED_PROTOCOLS.find((p) => offered.has(p)) ?? false,
   });
   private readonly sessions = new Map<WebSocket, { namespace: string; pod: string }>();
+  private readonly stdin: StdinWrite[] = [];
 
   constructor(private readonly kubelet: Kubelet) {}
 
   get openSessions(): number {
     return this.sessions.size;
+  }
+
+  /** Every stdin message delivered to a container over an attach, in order. */
+  stdinWrites(): StdinWrite[] {
+    return [...this.stdin];
   }
 
   /**
@@ -150,7 +162,12 @@ export class AttachServer {
         if (buf.length === 0) return;
         const channel = buf[0]!;
         const payload = buf.subarray(1);
-        if (channel === STDIN && stdinOpen) proc.writeStdin(payload);
+        if (channel === STDIN && stdinOpen) {
+          if (this.stdin.length < MAX_STDIN_RECORDED) {
+            this.stdin.push({ namespace: pod.metadata.namespace!, pod: pod.metadata.name!, container: name, userAgent: req.headers["user-agent"] ?? "", text: payload.toString("utf8"), at: Date.now() });
+          }
+          proc.writeStdin(payload);
+        }
         else if (channel === RESIZE) {
           try {
             // The kubelet decodes with Go's case-insensitive JSON: client-node sends {"width","height"}.

@@ -6,7 +6,7 @@ import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ResourceApi } from "./api.ts";
-import { AttachServer } from "./attach.ts";
+import { AttachServer, type StdinWrite } from "./attach.ts";
 import { RequestCounters, type RecordedRequest } from "./counters.ts";
 import { type AuditedWrite, WriteAudit } from "./audit.ts";
 import { Faults } from "./fault-api.ts";
@@ -31,6 +31,7 @@ export type { FailRule, LatencyRule } from "./faults.ts";
 export type { LostDownloadRule } from "./download.ts";
 export type { RecordedRequest } from "./counters.ts";
 export type { AuditedWrite } from "./audit.ts";
+export type { StdinWrite } from "./attach.ts";
 export { Faults } from "./fault-api.ts";
 export { ANNOTATION_PREFIX } from "./behaviour.ts";
 
@@ -72,6 +73,8 @@ export interface SimulatedCluster {
   recordedRequests(): RecordedRequest[];
   /** Every write answered, with its object, client User-Agent and status code (audit.ts). */
   audit(): AuditedWrite[];
+  /** Every stdin message a container got over an attach, with the attaching client's User-Agent (attach.ts). */
+  stdinWrites(): StdinWrite[];
   stop(): Promise<void>;
 }
 
@@ -162,6 +165,7 @@ export async function startSimulatedCluster(options: SimulatedClusterOptions = {
     resetCounters,
     recordedRequests: () => counters.requests(),
     audit: () => audit.writes(),
+    stdinWrites: () => attach.stdinWrites(),
     async stop() {
       if (stopped) return;
       stopped = true;

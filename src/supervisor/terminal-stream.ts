@@ -92,6 +92,15 @@ export function streamTerminal(
     terminalBytesRelayed("in", bytes.byteLength);
     session.workload.writeStdin(app.name, bytes);
   };
+  readClientFrames(socket, writeStdin, (text) => onControl.handle(text), finish);
+}
+
+/**
+ * What the client sends: stdin, control frames, and a close (or a malformed frame) that ends
+ * the terminal. Consecutive stdin frames of one read reach the pod as one write (a terminal has
+ * no message boundaries): one attach message instead of one per client message.
+ */
+function readClientFrames(socket: Duplex, writeStdin: (parts: Buffer[]) => void, onControl: (text: string) => void, finish: () => void): void {
   const decoder = new FrameDecoder();
   socket.on("data", (chunk: Buffer) => {
     let frames: IoFrame[];
@@ -100,8 +109,6 @@ export function streamTerminal(
     } catch {
       return finish();
     }
-    // Consecutive stdin frames of one read reach the pod as one write (a terminal has no
-    // message boundaries): one attach message instead of one per client message.
     let stdin: Buffer[] = [];
     for (const frame of frames) {
       if (frame.kind === FrameKind.binary) {
@@ -110,7 +117,7 @@ export function streamTerminal(
       }
       writeStdin(stdin);
       stdin = [];
-      if (frame.kind === FrameKind.text) onControl.handle(frame.text);
+      if (frame.kind === FrameKind.text) onControl(frame.text);
       else return finish();
     }
     writeStdin(stdin);

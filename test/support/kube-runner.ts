@@ -44,6 +44,10 @@ export type ClusterRunner = {
   stopSupervisor(signal?: NodeJS.Signals): Promise<void>;
   /** Sends the supervisor a signal without waiting for anything (SIGSTOP and SIGCONT pause and resume it). */
   signalSupervisor(signal: NodeJS.Signals): void;
+  /** The same for the api process. */
+  signalApi(signal: NodeJS.Signals): void;
+  /** The process ids of the api and the supervisor now (a CPU cgroup can hold them). */
+  pids(): number[];
   startApi(): Promise<void>;
   stopApi(signal?: NodeJS.Signals): Promise<void>;
   /** Session pods currently in the namespace. */
@@ -155,6 +159,8 @@ async function startProcesses(input: {
     },
     stopSupervisor: (signal) => stopChild(supervisor, signal),
     signalSupervisor: (signal) => void supervisor?.kill(signal),
+    signalApi: (signal) => void api?.kill(signal),
+    pids: () => [api?.pid, supervisor?.pid].filter((pid): pid is number => pid !== undefined),
     async startApi() {
       api = spawnTs("src/api/main.ts", env);
       const child = api;

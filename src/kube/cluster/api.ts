@@ -17,6 +17,8 @@ import { reusingConnections } from "./connection-reuse.ts";
 
 export type KubeApi = {
   kubeConfig: KubeConfig;
+  /** Sent on every call and on the attach streams, so the apiserver's audit tells replicas apart. */
+  userAgent: string | undefined;
   core: CoreV1Api;
   networking: NetworkingV1Api;
   batch: BatchV1Api;
@@ -36,6 +38,7 @@ export function kubeApi(kubeConfig: KubeConfig, userAgent?: string): KubeApi {
   const authentication = reusingConnections(kubeConfig);
   return {
     kubeConfig,
+    userAgent,
     core: countedApiClient(kubeConfig, CoreV1Api, authentication, userAgent),
     networking: countedApiClient(kubeConfig, NetworkingV1Api, authentication, userAgent),
     batch: countedApiClient(kubeConfig, BatchV1Api, authentication, userAgent),

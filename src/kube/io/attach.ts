@@ -88,9 +88,10 @@ function opened(socket: WebSocket): Promise<void> {
   });
 }
 
-export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarget): Promise<Attachment> {
+/** `userAgent`: the replica's, so that what it typed into a pod can be told apart from another's. */
+export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarget, userAgent?: string): Promise<Attachment> {
   const url = attachUrl(kubeConfig, target);
-  const options: WebSocket.ClientOptions = {};
+  const options: WebSocket.ClientOptions = userAgent === undefined ? {} : { headers: { "user-agent": userAgent } };
   await kubeConfig.applyToHTTPSOptions(options);
   const socket = new WebSocket(url, ["v5.channel.k8s.io", "v4.channel.k8s.io"], options);
 

@@ -237,7 +237,7 @@ export class ContainerTerminal {
         container: this.#target.container,
         tty: this.#target.tty,
         onOutput: (bytes, stream) => (holding?.held ? holding.add(bytes) : live.add(bytes, stream)),
-      });
+      }, this.#ctx.api.userAgent);
     } catch (error) {
       if (!this.#closed) this.#refused(error, first, attempt);
       return;
