@@ -320,12 +320,13 @@ describe("helm chart: the helm test hook", () => {
       const objects = release(r, undefined, ["env.PORT=9062", "env.RUNNER_INIT_IMAGE=registry.example/busybox:1"]);
       const hooks = objects.filter((o) => o.metadata.annotations?.["helm.sh/hook"] === "test");
       expect(hooks.map((o) => o.kind)).toEqual(["Pod"]);
-      const pod = hooks[0] as K8sObject & PodLike & { spec: { containers: Array<{ image: string; command: string[] }> } };
+      const pod = hooks[0] as K8sObject & PodLike & { spec: { containers: Array<{ image: string; command: string[]; env: Array<{ name: string; value: string }> }> } };
       const service = one(objects, "Service") as K8sObject & { spec: { selector: Record<string, string>; ports: Array<{ name: string; port: number }> } };
       const port = service.spec.ports.find((p) => p.name === "http")!.port;
       expect(port).toBe(9062);
       const [container] = pod.spec.containers;
-      expect(container!.command.at(-1)).toBe(`http://${service.metadata.name}.${service.metadata.namespace}.svc:${port}/v1/ready`);
+      expect(container!.command).toEqual(["sh", "-c", 'wget -q -O- "$READY_URL"']);
+      expect(container!.env).toEqual([{ name: "READY_URL", value: `http://${service.metadata.name}.${service.metadata.namespace}.svc:${port}/v1/ready` }]);
       expect(container!.image).toBe("registry.example/busybox:1");
       expect(pod.metadata.namespace).toBe(service.metadata.namespace);
       // Not one of the Service's endpoints, and admitted where the runner pod is.

@@ -12,7 +12,8 @@
  * (10.244.0.1) is private, already blocked; a cluster whose nodes and apiserver have addresses
  * outside the private ranges is made here by giving the machine two more, 198.51.100.1 (a
  * node address: the apiserver's and the kubelet's ports) and 198.51.100.2 (a control-plane
- * endpoint: the apiserver on 443), on a dummy interface, each port a TCP forwarder of this
+ * endpoint: the apiserver on 443), on the loopback interface (this kernel has no dummy
+ * interfaces; a local address answers whichever interface a packet came in on), each port a TCP forwarder of this
  * process to the real listener on 10.244.0.1, and a route to them in the dialling pods. A
  * session pod reaches them under the chart's defaults (the issue), and is refused once
  * networkPolicy.nodeCIDRs and controlPlaneCIDRs name them; a pod no policy selects reaches them
@@ -65,7 +66,6 @@ const STAGING: Release = {
 
 const NODE_ADDRESS = "198.51.100.1";
 const CONTROL_PLANE_ADDRESS = "198.51.100.2";
-const LINK = "telo-public0";
 const OUTSIDER_NAMESPACE = "k8s-runner-releases-outsider";
 
 async function install(release: Release, tag: string, verb: "install" | "upgrade", networkPolicy?: object): Promise<void> {
@@ -162,6 +162,7 @@ describe("two releases of the chart side by side, and the node and control-plane
   const client = (release: Release) => new RunnerClient(urls.get(release.name)!);
   const sessions = new Map<string, string>();
   const forwarders: Server[] = [];
+  const added: string[] = [];
 
   beforeAll(async () => {
     await enforceNetworkPolicy();
@@ -177,7 +178,7 @@ describe("two releases of the chart side by side, and the node and control-plane
 
   afterAll(async () => {
     for (const server of forwarders) server.close();
-    await run("ip", ["link", "del", LINK]).catch(() => undefined);
+    for (const address of added) await run("ip", ["addr", "del", `${address}/32`, "dev", "lo"]).catch(() => undefined);
     await deleteNamespace(OUTSIDER_NAMESPACE).catch(() => undefined);
     for (const release of [PROD, STAGING]) {
       // The runner first, so nothing it calls is refused while its bindings go.
@@ -237,7 +238,11 @@ describe("two releases of the chart side by side, and the node and control-plane
 
   it("passes helm test for each release: its Service answers /v1/ready", async () => {
     for (const release of [PROD, STAGING]) {
-      const out = await helm(["test", release.name, "--namespace", release.namespace, "--timeout", "120s"]);
+      // A failed test pod stays (the hook deletes it on success only): its log says why.
+      const out = await helm(["test", release.name, "--namespace", release.namespace, "--timeout", "120s"]).catch(async (error: { message: string; stdout?: string }) => {
+        const log = await kubectl(["-n", release.namespace, "logs", `${release.fullname}-test-ready`]).catch((e: Error) => e.message);
+        throw new Error(`${error.message}\n${error.stdout ?? ""}\ntest pod log:\n${log}`);
+      });
       expect(out, release.name).toMatch(new RegExp(`TEST SUITE:\\s+${release.fullname}-test-ready[\\s\\S]*Phase:\\s+Succeeded`));
     }
   }, 300_000);
@@ -253,9 +258,10 @@ describe("two releases of the chart side by side, and the node and control-plane
 
   it("refuses a session pod the node and control-plane addresses outside the private ranges once the chart is given them", async () => {
     const real = inject("realCluster");
-    await run("ip", ["link", "add", LINK, "type", "dummy"]);
-    await run("ip", ["link", "set", LINK, "up"]);
-    for (const address of [NODE_ADDRESS, CONTROL_PLANE_ADDRESS]) await run("ip", ["addr", "add", `${address}/32`, "dev", LINK]);
+    for (const address of [NODE_ADDRESS, CONTROL_PLANE_ADDRESS]) {
+      await run("ip", ["addr", "add", `${address}/32`, "dev", "lo"]);
+      added.push(address);
+    }
     const apiserver = { host: real.hostAddress, port: NODE_PORTS.apiserver };
     forwarders.push(
       await forward(NODE_ADDRESS, NODE_PORTS.apiserver, apiserver),
