@@ -138,22 +138,18 @@ function forward(host: string, port: number, to: { host: string; port: number })
   });
 }
 
-const PUBLIC_TARGETS = {
-  "apiserver-on-public-node-address": { host: NODE_ADDRESS, port: NODE_PORTS.apiserver },
-  "kubelet-on-public-node-address": { host: NODE_ADDRESS, port: NODE_PORTS.kubelet },
-  "apiserver-public-endpoint": { host: CONTROL_PLANE_ADDRESS, port: 443 },
-};
+type Targets = Record<string, { host: string; port: number }>;
 
-/** Each public target dialled from the pod (TCP connect, 2 s): reached or refused. */
-async function dial(namespace: string, pod: string, container: string): Promise<Record<string, string>> {
-  const script = [...Object.entries(PUBLIC_TARGETS).map(([name, t]) => `( timeout 5 nc -w 2 ${t.host} ${t.port} </dev/null >/dev/null 2>&1; echo "${name} $?" ) &`), "wait"].join("\n");
+/** Each target dialled from the pod (TCP connect, 2 s): reached or refused. */
+async function dial(namespace: string, pod: string, container: string, targets: Targets): Promise<Record<string, string>> {
+  const script = [...Object.entries(targets).map(([name, t]) => `( timeout 5 nc -w 2 ${t.host} ${t.port} </dev/null >/dev/null 2>&1; echo "${name} $?" ) &`), "wait"].join("\n");
   const { out } = await execIn(namespace, pod, container, script);
   const results = Object.fromEntries(out.split("\n").flatMap((line) => (/^\S+ \d+$/.test(line) ? [[line.split(" ")[0]!, line.endsWith(" 0") ? "reached" : "refused"]] : [])));
-  expect(Object.keys(results).sort()).toEqual(Object.keys(PUBLIC_TARGETS).sort());
+  expect(Object.keys(results).sort()).toEqual(Object.keys(targets).sort());
   return results;
 }
 
-const everyTarget = (outcome: string) => Object.fromEntries(Object.keys(PUBLIC_TARGETS).map((name) => [name, outcome]));
+const every = (targets: Targets, outcome: string) => Object.fromEntries(Object.keys(targets).map((name) => [name, outcome]));
 
 describe("two releases of the chart side by side, and the node and control-plane ranges", () => {
   diagnoseFailures();
@@ -278,21 +274,44 @@ describe("two releases of the chart side by side, and the node and control-plane
     }
     await routePublicAddresses(PROD.sessions, session.metadata.name, "session", real.hostAddress);
     await routePublicAddresses(OUTSIDER_NAMESPACE, "outsider", "main", real.hostAddress);
+    // A Service in front of the public control-plane address, as the `kubernetes` Service is in
+    // front of a managed control plane's endpoint: a ClusterIP (private) the node's proxy
+    // translates to the public address before the policy judges the connection.
+    await applyObjects([
+      { apiVersion: "v1", kind: "Service", metadata: { name: "public-apiserver", namespace: OUTSIDER_NAMESPACE }, spec: { ports: [{ name: "https", port: 443, protocol: "TCP" }] } },
+      {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name: "public-apiserver", namespace: OUTSIDER_NAMESPACE, labels: { "kubernetes.io/service-name": "public-apiserver" } },
+        addressType: "IPv4",
+        endpoints: [{ addresses: [CONTROL_PLANE_ADDRESS] }],
+        ports: [{ name: "https", port: 443, protocol: "TCP" }],
+      },
+    ]);
+    const clusterIp = (await kubectl(["-n", OUTSIDER_NAMESPACE, "get", "service", "public-apiserver", "-o", "jsonpath={.spec.clusterIP}"])).trim();
+    const targets: Targets = {
+      "apiserver-on-public-node-address": { host: NODE_ADDRESS, port: NODE_PORTS.apiserver },
+      "kubelet-on-public-node-address": { host: NODE_ADDRESS, port: NODE_PORTS.kubelet },
+      "apiserver-public-endpoint": { host: CONTROL_PLANE_ADDRESS, port: 443 },
+      "apiserver-public-endpoint-by-service": { host: clusterIp, port: 443 },
+    };
 
     // The chart's defaults: the public addresses are outside every blocked range (the issue).
-    expect(await dial(PROD.sessions, session.metadata.name, "session")).toEqual(everyTarget("reached"));
-    expect(await dial(OUTSIDER_NAMESPACE, "outsider", "main")).toEqual(everyTarget("reached"));
+    // The Service's proxy rules may lag its creation: wait for the pod no policy selects first.
+    await waitFor("the node's proxy to route public-apiserver", async () => (await dial(OUTSIDER_NAMESPACE, "outsider", "main", targets))["apiserver-public-endpoint-by-service"] === "reached" || undefined, 60_000);
+    expect(await dial(PROD.sessions, session.metadata.name, "session", targets)).toEqual(every(targets, "reached"));
+    expect(await dial(OUTSIDER_NAMESPACE, "outsider", "main", targets)).toEqual(every(targets, "reached"));
 
     // Given the ranges, the policy alone changes (the runner pod and the session stay).
     await install(PROD, tag, "upgrade", { nodeCIDRs: [`${NODE_ADDRESS}/32`], controlPlaneCIDRs: [`${CONTROL_PLANE_ADDRESS}/32`] });
     const except = JSON.parse(await kubectl(["-n", PROD.sessions, "get", "networkpolicy", `${PROD.fullname}-sessions`, "-o", "jsonpath={.spec.egress[2].to[0].ipBlock.except}"])) as string[];
     expect(except).toEqual(expect.arrayContaining([`${NODE_ADDRESS}/32`, `${CONTROL_PLANE_ADDRESS}/32`]));
     await waitFor("kube-router to refuse the public addresses to the session pod", async () => {
-      const outcome = await dial(PROD.sessions, session.metadata.name, "session");
+      const outcome = await dial(PROD.sessions, session.metadata.name, "session", targets);
       return Object.values(outcome).every((o) => o === "refused") || undefined;
     }, 90_000);
-    expect(await dial(PROD.sessions, session.metadata.name, "session")).toEqual(everyTarget("refused"));
-    expect(await dial(OUTSIDER_NAMESPACE, "outsider", "main")).toEqual(everyTarget("reached"));
+    expect(await dial(PROD.sessions, session.metadata.name, "session", targets)).toEqual(every(targets, "refused"));
+    expect(await dial(OUTSIDER_NAMESPACE, "outsider", "main", targets)).toEqual(every(targets, "reached"));
     expect((await podsOf(sessions.get(PROD.name)!))[0]!.metadata.uid).toBe(session.metadata.uid);
   }, 300_000);
 });
