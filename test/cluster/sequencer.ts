@@ -6,7 +6,7 @@
  */
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-const ORDERED_LAST = ["/test/cluster/incluster/kustomize.test.ts", "/test/cluster/incluster/helm.test.ts", "/test/cluster/incluster/replicas.test.ts", "/test/cluster/rbac-audit.test.ts"];
+const ORDERED_LAST = ["/test/cluster/incluster/kustomize.test.ts", "/test/cluster/incluster/helm.test.ts", "/test/cluster/incluster/releases.test.ts", "/test/cluster/incluster/replicas.test.ts", "/test/cluster/rbac-audit.test.ts"];
 
 export default class AuditLastSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -8,16 +8,27 @@ import { isDeepStrictEqual } from "node:util";
 import { parseAllDocuments } from "yaml";
 import { type K8sObject, REPO_ROOT } from "./render.ts";
 
-/** The release name the overlays' labels correspond to (`app.kubernetes.io/instance`). */
+/**
+ * The release whose names are k8s/base's: the release `telo-k8s-runner` (its fullname and the
+ * overlays' `app.kubernetes.io/instance`) in the namespace `telo-runner`, with the session
+ * namespace `telo-sessions` (the chart's own default is `<fullname>-sessions`).
+ */
 export const RELEASE = "telo-k8s-runner";
+export const RELEASE_NAMESPACE = "telo-runner";
+export const KUSTOMIZE_NAMES = ["sessionNamespace=telo-sessions"];
 
 /** The helm binary, built on first use (a cold build takes minutes; later runs find it). */
 export function helmBinary(): string {
   return execFileSync("bash", ["test/deploy/helm.sh"], { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim();
 }
 
-export function helmTemplate(helm: string, valuesFile: string | undefined, sets: string[] = []): K8sObject[] {
-  const args = ["template", RELEASE, "k8s/chart", ...(valuesFile ? ["-f", valuesFile] : []), ...sets.flatMap((set) => ["--set", set])];
+export type Release = { name?: string; namespace?: string };
+
+/** `helm template` of k8s/chart as `release` (default: RELEASE in RELEASE_NAMESPACE), test hooks included; later values files win. */
+export function helmTemplate(helm: string, valuesFiles: string | string[] | undefined, sets: string[] = [], release: Release = {}): K8sObject[] {
+  const { name = RELEASE, namespace = RELEASE_NAMESPACE } = release;
+  const files = valuesFiles === undefined ? [] : [valuesFiles].flat();
+  const args = ["template", name, "k8s/chart", "--namespace", namespace, ...files.flatMap((file) => ["-f", file]), ...sets.flatMap((set) => ["--set", set])];
   let out: string;
   try {
     out = execFileSync(helm, args, { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -94,4 +105,50 @@ export function differences(expected: Map<string, K8sObject>, actual: Map<string
     else if (!isDeepStrictEqual(e, a)) out.push(`differs: ${key}: ${pathsThatDiffer(e, a, "").join("; ")}`);
   }
   return out;
+}
+
+/** The label keys only Helm's rendering carries (well-kept charts' chart and version labels). */
+const HELM_ONLY_LABELS = ["helm.sh/chart", "app.kubernetes.io/version"];
+const INSTANCE = "app.kubernetes.io/instance";
+
+function withoutKey(value: unknown, key: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => withoutKey(item, key));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).filter(([k]) => k !== key).map(([k, item]) => [k, withoutKey(item, key)]));
+  }
+  return value;
+}
+
+/**
+ * The chart's rendering with what it does differently from k8s/base on purpose taken out, so
+ * that everything else must still be equal:
+ * - the test hook (`helm test`), which kustomize has no place for;
+ * - the chart and version labels Helm charts carry;
+ * - the instance label in selectors and pod labels: two releases may share a namespace, so each
+ *   selects only its own pods; the kustomize install is one per cluster, and its Deployment's
+ *   selector is immutable, so adding the label there would refuse every `kubectl apply` of an
+ *   existing install;
+ * - RUNNER_OWNER_ID: each release gets its own identity; the kustomize install keeps the default
+ *   one, which also owns the unlabelled pods of earlier versions (docs/ownership.md).
+ */
+export function chartAsKustomize(objects: K8sObject[]): K8sObject[] {
+  return objects
+    .filter((o) => o.metadata.annotations?.["helm.sh/hook"] === undefined)
+    .map((original) => {
+      const { metadata, ...rest } = structuredClone(original);
+      const labels = Object.fromEntries(Object.entries(metadata.labels ?? {}).filter(([key]) => !HELM_ONLY_LABELS.includes(key)));
+      const o = { ...(withoutKey(rest, INSTANCE) as object), metadata: { ...metadata, labels } } as K8sObject;
+      const data = (o as { data?: Record<string, string> }).data;
+      if (o.kind === "ConfigMap" && o.metadata.name.endsWith("-env") && data) delete data.RUNNER_OWNER_ID;
+      return o;
+    });
+}
+
+/**
+ * k8s/base's rendering without its runner Namespace: the chart runs in the release's namespace,
+ * which helm needs before it creates anything (`helm install --create-namespace`), so no chart
+ * can create it.
+ */
+export function kustomizeAsChart(objects: K8sObject[]): K8sObject[] {
+  return objects.filter((o) => !(o.kind === "Namespace" && o.metadata.name === RELEASE_NAMESPACE));
 }

@@ -1,5 +1,7 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { loadCoreConfig } from "../../src/config/core.ts";
 import { loadKubeConfig } from "../../src/config/kube.ts";
@@ -479,6 +481,41 @@ describe("containers the runner creates under the installed configuration", () =
     for (const [name, pod] of Object.entries(pods)) {
       const policy = name === "build job pod" ? buildPolicy : sessionPolicy;
       expect(pod.metadata?.labels).toMatchObject(policy.spec.podSelector.matchLabels);
+    }
+  });
+});
+
+describe("node and control-plane ranges in the kustomize install", () => {
+  // The patch docs/deployment.md "Session network isolation" gives an overlay, verbatim.
+  const PATCH = [
+    "patches:",
+    "  - target:",
+    "      kind: NetworkPolicy",
+    "      name: telo-k8s-runner-sessions",
+    "    patch: |-",
+    "      - op: add",
+    "        path: /spec/egress/2/to/0/ipBlock/except/-",
+    "        value: 203.0.113.0/24",
+    "      - op: add",
+    "        path: /spec/egress/2/to/0/ipBlock/except/-",
+    "        value: 198.51.100.7/32",
+  ];
+
+  it("the documented overlay patch adds them to the session pods' blocked egress, after k8s/base's ranges", () => {
+    const docs = readFileSync(join(REPO_ROOT, "docs/deployment.md"), "utf8");
+    expect(docs).toContain(PATCH.join("\n"));
+    mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
+    const dir = mkdtempSync(join(REPO_ROOT, ".tmp", "node-ranges-"));
+    try {
+      writeFileSync(join(dir, "kustomization.yaml"), ["resources:", `  - ${relative(dir, join(REPO_ROOT, "k8s/base"))}`, ...PATCH, ""].join("\n"));
+      const out = execFileSync("kubectl", ["kustomize", dir], { encoding: "utf8" });
+      const objects = parseAllDocuments(out).map((doc) => doc.toJSON() as K8sObject);
+      const policy = one(objects, "NetworkPolicy", "telo-k8s-runner-sessions") as NetworkPolicy;
+      const open = (policy.spec.egress ?? []).flatMap((rule) => rule.to ?? []).filter((p) => p.ipBlock?.cidr === "0.0.0.0/0");
+      const base = (one(render("base"), "NetworkPolicy", "telo-k8s-runner-sessions") as NetworkPolicy).spec.egress![2]!.to![0]!.ipBlock!.except!;
+      expect(open.map((p) => p.ipBlock!.except)).toEqual([[...base, "203.0.113.0/24", "198.51.100.7/32"]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

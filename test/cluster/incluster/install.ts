@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { inject } from "vitest";
 import { buildRunner } from "../../../src/release/build.ts";
 import { buildImage } from "../../../src/release/image.ts";
-import { helmBinary, RELEASE } from "../../deploy/helm.ts";
+import { helmBinary, RELEASE, RELEASE_NAMESPACE } from "../../deploy/helm.ts";
 import { REPO_ROOT } from "../../deploy/render.ts";
 import { waitFor } from "../../support/wait.ts";
 import { RUNNER_NAMESPACE } from "../fixture/cluster.ts";
@@ -94,6 +94,9 @@ export async function applyOverlay(tag: string, options: { replicas?: number; en
 export function helmValues(tag: string, more: { env?: Record<string, string>; quota?: Record<string, string> } = {}): object {
   const real = inject("realCluster");
   return {
+    // k8s/base's session namespace (the chart's own default is <fullname>-sessions), so the
+    // checks shared with the kustomize install find the session pods where they look.
+    sessionNamespace: "telo-sessions",
     // The chart's single-replica install, the one where the warm pool runs.
     replicas: 1,
     image: { repository: RUNNER_REPOSITORY, tag },
@@ -104,12 +107,18 @@ export function helmValues(tag: string, more: { env?: Record<string, string>; qu
   };
 }
 
-/** `helm install` (or upgrade) of k8s/chart with `helmValues`. */
+/** `helm install` (or upgrade) of k8s/chart with `helmValues`, as the release k8s/base's names belong to. */
 export async function helmInstall(tag: string, verb: "install" | "upgrade" = "install", more: Parameters<typeof helmValues>[1] = {}): Promise<void> {
   await mkdir(WORK, { recursive: true });
   const values = join(WORK, `values-${tag}.json`);
   await writeFile(values, JSON.stringify(helmValues(tag, more)));
-  await run(helmBinary(), [verb, RELEASE, "k8s/chart", `--kubeconfig=${inject("realCluster").adminKubeconfig}`, "-f", values], { cwd: REPO_ROOT });
+  await helm([verb, RELEASE, "k8s/chart", "--namespace", RELEASE_NAMESPACE, "--create-namespace", "-f", values]);
+}
+
+/** helm against the tier's cluster as its admin; stdout. */
+export async function helm(args: string[]): Promise<string> {
+  const { stdout } = await run(helmBinary(), [...args, `--kubeconfig=${inject("realCluster").adminKubeconfig}`], { cwd: REPO_ROOT });
+  return stdout;
 }
 
 export type RunnerPod = { name: string; ip: string; ready: boolean; restarts: Record<string, number>; images: Record<string, string> };
@@ -190,7 +199,11 @@ export async function uninstall(how: { overlay: string } | { helm: true }): Prom
   const left = () => kubectl(["-n", RUNNER_NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=telo-k8s-runner", "-o", "name"]).catch(() => "");
   await waitFor("the runner pod to be gone, terminating ones included", async () => (await left()).trim() === "" || undefined, 120_000);
   if ("overlay" in how) await kubectl(["delete", "-k", how.overlay, "--wait=true", "--ignore-not-found"]);
-  else await run(helmBinary(), ["uninstall", RELEASE, `--kubeconfig=${inject("realCluster").adminKubeconfig}`, "--wait"], { cwd: REPO_ROOT });
+  else {
+    await helm(["uninstall", RELEASE, "--namespace", RELEASE_NAMESPACE, "--wait"]);
+    // The release's namespace is --create-namespace's, which helm uninstall leaves.
+    await kubectl(["delete", "namespace", RELEASE_NAMESPACE, "--wait=true", "--ignore-not-found"]);
+  }
   await waitFor("the runner's namespaces to be gone", async () => {
     const out = await kubectl(["get", "namespaces", "-o", "jsonpath={.items[*].metadata.name}"]);
     return !/\btelo-(runner|sessions)\b/.test(out) || undefined;
