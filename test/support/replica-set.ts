@@ -18,6 +18,10 @@ export type ReplicaSet = {
   leases: CoordinationV1Api;
   /** Each shard Lease's holder and term, by shard; undefined for a shard no replica holds. */
   shardLeases(): Promise<(ShardLease | undefined)[]>;
+  /** A replica more, beside the others (a scale-up, the new pod of a rolling update); resolves once it holds a shard. */
+  join(name: string): Promise<ClusterRunner>;
+  /** A replica's two processes ended with SIGTERM, as a pod's deletion ends them (its cluster stays up). */
+  leave(name: string): Promise<void>;
   /** Every replica closed, the first last, and the session pods they left deleted. */
   close(): Promise<void>;
 };
@@ -50,6 +54,12 @@ export async function startReplicaSet(
 ): Promise<ReplicaSet> {
   const replicas: Record<string, ClusterRunner> = {};
   const first = () => replicas[names[0]!];
+  const start = async (name: string) => {
+    const env = { ...(await replicaEnv(name, options.shards, options.leaseSeconds, options.ipv6?.includes(name) ?? false)), ...options.env };
+    replicas[name] = await startClusterRunner(first() ? { env, beside: first()! } : { env });
+    return replicas[name]!;
+  };
+  const joined: string[] = [];
   let leases: CoordinationV1Api | undefined;
   const set: ReplicaSet = {
     replicas,
@@ -64,17 +74,24 @@ export async function startReplicaSet(
         return spec?.holderIdentity ? { holder: spec.holderIdentity, term: spec.leaseTransitions ?? 0 } : undefined;
       });
     },
+    async join(name) {
+      const replica = await start(name);
+      joined.push(name);
+      await waitFor(`replica-${name} holding a shard`, async () => (await set.shardLeases()).some((lease) => lease?.holder === `replica-${name}`) || undefined, options.startMs);
+      return replica;
+    },
+    async leave(name) {
+      const replica = replicas[name];
+      await Promise.all([replica?.stopApi("SIGTERM"), replica?.stopSupervisor("SIGTERM")]);
+    },
     async close() {
-      for (const name of names.slice(1).reverse()) await replicas[name]?.close();
+      for (const name of [...names.slice(1), ...joined].reverse()) await replicas[name]?.close();
       await first()?.core.deleteCollectionNamespacedPod({ namespace: SESSION_NAMESPACE, labelSelector: `${LABEL.managedBy}=telo-k8s-runner`, gracePeriodSeconds: 0 });
       await first()?.close();
     },
   };
   try {
-    for (const name of names) {
-      const env = { ...(await replicaEnv(name, options.shards, options.leaseSeconds, options.ipv6?.includes(name) ?? false)), ...options.env };
-      replicas[name] = await startClusterRunner(first() ? { env, beside: first()! } : { env });
-    }
+    for (const name of names) await start(name);
     await waitFor(`every shard held, by all ${names.length} replicas`, async () => {
       const holders = (await set.shardLeases()).map((lease) => lease?.holder);
       return (holders.every(Boolean) && new Set(holders).size === names.length) || undefined;
