@@ -10,6 +10,9 @@ const source = new URL("./main.ts", import.meta.url);
 const tsx = existsSync(source) ? await import("tsx/esm/api").catch(() => undefined) : undefined;
 if (tsx) {
   tsx.register();
+  // `serve` forks the supervisor and the simulated cluster from source too; a fork inherits
+  // execArgv, so tsx's loader is named there, as tsx's own command line would name it.
+  process.execArgv.push("--import", import.meta.resolve("tsx"));
   await import(source.href);
 } else {
   await import(new URL("../../dist/src/cli/main.js", import.meta.url).href).catch((error) => {
