@@ -109,7 +109,7 @@ describe("the installed package", () => {
   }, 300_000);
 
   it("lists every command in --help, through npx", () => {
-    const help = execFileSync("npx", ["--no-install", "k8s-runner", "--help"], { cwd: host, env: { ...process.env, PATH }, encoding: "utf8" });
+    const help = execFileSync("npx", ["--no-install", "k8s-runner", "--help"], { cwd: host, env: { ...process.env, PATH }, encoding: "utf8", timeout: 120_000 });
     for (const command of ["serve", "supervisor", "run <dir>", "sessions", "logs <id>", "attach <id>", "stop <id>", "probe", "capabilities"]) {
       expect(help).toMatch(new RegExp(`^  ${command} `, "m"));
     }
@@ -117,7 +117,7 @@ describe("the installed package", () => {
 
   it("serves with `k8s-runner serve` on the embedded simulated cluster, and a session exits 0 through the installed client", async () => {
     const port = await freePort();
-    const runner = await runnerProcess("serve", { PORT: String(port), RUNNER_INTERNAL_SOCKET: join(scratch, "serve.sock") });
+    const runner = await runnerProcess("serve", { PORT: String(port), RUNNER_INTERNAL_SOCKET: join(scratch, "serve.sock"), RUNNER_CONSOLE: "true" });
     const url = `http://127.0.0.1:${port}`;
     await ready(url, runner);
     expect(runner.output()).toContain("EMBEDDED SIMULATED CLUSTER");
@@ -126,6 +126,13 @@ describe("the installed package", () => {
     expect(outcome.statuses).toEqual(expect.arrayContaining(["running", "exited"]));
     expect(outcome.session.status).toEqual({ kind: "exited", code: 0 });
     expect(outcome.withoutEnv).toMatchObject({ status: 400, body: { message: "body must have required property 'env'" } });
+    // The rest of docs/clients.md from the installed package: the console's files and the CLI on them.
+    for (const path of ["/console/", "/console/assets/console.js", "/console/assets/xterm.mjs"]) {
+      expect({ path, status: (await fetch(`${url}${path}`)).status }).toEqual({ path, status: 200 });
+    }
+    const cli = (...args: string[]) => execFileSync(join(host, "node_modules/.bin/k8s-runner"), [...args, "--url", url], { cwd: host, env: { PATH }, encoding: "utf8", timeout: 120_000 });
+    const { sessionId } = JSON.parse(cli("sessions", "--json")).sessions[0] as { sessionId: string };
+    expect(cli("logs", sessionId)).toContain("hello from the package");
     runner.child.kill("SIGTERM");
     expect(await exitOf(runner.child)).toBe(0);
   }, 300_000);
