@@ -9,15 +9,16 @@ import { type ChildProcess, fork } from "node:child_process";
 import { dirname } from "node:path";
 import { loadConsoleConfig } from "./config/console.ts";
 import { startApiServer } from "./api/server.ts";
-import { clusterSource } from "./config/cluster-source.ts";
 import { loadCoreConfig } from "./config/core.ts";
 import { currentEnv } from "./config/environment.ts";
-import { loadKubeConfig, loadLocalClusterLayout } from "./config/kube.ts";
+import { loadKubeConfig } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
 import { entryPath } from "./install-layout.ts";
 import { ensurePrivateDirectory } from "./internal/socket-path.ts";
-import { PortInUseError, ephemeralPort } from "./launch/listen.ts";
-import { forkLocalCluster, type LocalClusterProcess } from "./launch/local-cluster-process.ts";
+import { PortInUseError } from "./launch/listen.ts";
+import { embeddedClusterUnlessConfigured } from "./launch/embedded-cluster.ts";
+import type { LocalClusterProcess } from "./launch/local-cluster-process.ts";
+import { onStopRequest } from "./launch/parent.ts";
 import { exitOnStartupRefusal } from "./launch/refusal.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "./launch/shutdown.ts";
 import { createLogger } from "./log.ts";
@@ -64,23 +65,12 @@ const api = await startApiServer({ ...apiOptions, port: wanted }).catch(async (e
 });
 if (core.internalSocketIsDefault) await ensurePrivateDirectory(dirname(core.internalSocketPath)).catch(exitOnStartupRefusal);
 
-if (!clusterSource(env)) {
-  // Session pods of the simulated cluster fetch their bundle from RUNNER_SELF_URL, which the
-  // local layout derives from RUNNER_BUNDLE_PORT; nothing outside this machine needs a fixed
-  // port, so a free one is chosen (two runners started together never race for 8063).
-  if (exitOnConfigError(() => loadLocalClusterLayout(env)).bundlePortIsDefault) env.RUNNER_BUNDLE_PORT = String(await ephemeralPort("0.0.0.0"));
-  simulated = await forkLocalCluster(env);
-  Object.assign(env, simulated.env);
-  process.stderr.write(
-    `\n  *** No Kubernetes cluster is configured: running against the EMBEDDED SIMULATED CLUSTER at ${simulated.url}.\n` +
-      `  *** Nothing runs in a real cluster. kubeconfig: ${simulated.kubeconfigPath}\n\n`,
-  );
-  simulated.child.once("exit", (code, signal) => {
-    if (stopping) return;
-    log.error("the embedded simulated cluster exited; stopping", { code, signal });
-    void shutdown(1);
-  });
-}
+simulated = await embeddedClusterUnlessConfigured(env);
+simulated?.child.once("exit", (code, signal) => {
+  if (stopping) return;
+  log.error("the embedded simulated cluster exited; stopping", { code, signal });
+  void shutdown(1);
+});
 exitOnConfigError(() => loadKubeConfig(env));
 
 const supervisorEntry = entryPath("supervisor/main");
@@ -107,6 +97,8 @@ function startSupervisor(): void {
 
 startSupervisor();
 log.info("k8s-runner listening", { url: `${api.url}/v1`, cluster: simulated ? "embedded simulated cluster" : "configured cluster" });
+// A parent that forked this runner learns where it listens without reading its logs.
+process.send?.({ kind: "listening", url: api.url });
 
 function exited(child: ChildProcess | undefined): Promise<unknown> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -125,5 +117,5 @@ async function shutdown(exitCode = 0): Promise<void> {
   process.exit(exitCode);
 }
 
-process.once("SIGTERM", () => void shutdown());
-process.once("SIGINT", () => void shutdown());
+// A parent holding a channel to this runner (k8s-runner/testing forks it) takes it along when it dies.
+onStopRequest(() => void shutdown());

@@ -24,6 +24,8 @@ export type RunOptions = {
 
 export type Command =
   | { name: "help" }
+  | { name: "serve" }
+  | { name: "supervisor" }
   | { name: "run"; global: GlobalOptions; run: RunOptions }
   | { name: "sessions"; global: GlobalOptions }
   | { name: "logs" | "attach"; global: GlobalOptions; sessionId: string; app: string | undefined }
@@ -36,6 +38,10 @@ export type ParseResult = { ok: true; command: Command } | { ok: false; message:
 export const USAGE = `usage: k8s-runner <command> [options]
 
 commands:
+  serve               start the runner (api and supervisor) on the cluster it finds, else on
+                      the embedded simulated cluster; configured by environment variables
+  supervisor          start the supervisor alone, for a host that serves the /v1 routes
+                      itself (its socket: $RUNNER_INTERNAL_SOCKET); cluster as for serve
   run <dir>           create a session from a directory, follow it, attach the terminal;
                       exits with the app's exit code
   sessions            list the runner's sessions (needs RUNNER_CONSOLE=true on the runner)
@@ -92,6 +98,13 @@ function keyValues(option: string, raws: string[] | undefined): Record<string, s
   return out;
 }
 
+/** The runner's own processes take no option: they read the variables docs/operating.md lists. */
+function serverCommand(name: "serve" | "supervisor", options: string[], rest: string[]): ParseResult {
+  if (options[0] !== undefined) return { ok: false, message: `'${name}' takes no --${options[0]}: it is configured by environment variables` };
+  if (rest[0] !== undefined) return { ok: false, message: `unexpected argument '${rest[0]}'` };
+  return { ok: true, command: { name } };
+}
+
 export function parseCommandLine(argv: readonly string[], env: Record<string, string | undefined>): ParseResult {
   let parsed;
   try {
@@ -119,6 +132,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { ok: true, command: { name: "help" } };
+  if (name === "serve" || name === "supervisor") return serverCommand(name, Object.keys(values), rest);
   const allowed = COMMAND_OPTIONS[name];
   if (!allowed) return { ok: false, message: `unknown command '${name}'` };
 

@@ -3,7 +3,9 @@
  * line, runs one command on the typed client and exits with its code: the app's own for
  * `run` and `attach`, 1 for a runner or network error, 2 for a usage error.
  */
+import { pathToFileURL } from "node:url";
 import { currentEnv } from "../config/environment.ts";
+import { entryPath } from "../install-layout.ts";
 import { RunnerError } from "../client/index.ts";
 import { type Command, USAGE, parseCommandLine } from "./args.ts";
 import { BundleError } from "./bundle.ts";
@@ -13,7 +15,10 @@ import { runCommand } from "./commands/run.ts";
 import { type CliContext, newClient } from "./context.ts";
 import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE } from "./exit-code.ts";
 
-function execute(context: CliContext, command: Exclude<Command, { name: "help" }>): Promise<number> {
+/** The runner's own process entries behind `serve` and `supervisor`. */
+const SERVER_ENTRIES = { serve: "main", supervisor: "launch/supervisor-alone" } as const;
+
+function execute(context: CliContext, command: Exclude<Command, { name: "help" | "serve" | "supervisor" }>): Promise<number> {
   switch (command.name) {
     case "run":
       return runCommand(context, command.run);
@@ -48,17 +53,23 @@ function describe(error: unknown, url: string): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+/** The exit code, or undefined when the command became a server that now runs until it stops itself. */
+export async function main(argv: readonly string[]): Promise<number | undefined> {
   const parsed = parseCommandLine(argv, currentEnv());
   if (!parsed.ok) {
     process.stderr.write(`k8s-runner: ${parsed.message}\n(k8s-runner --help lists the commands)\n`);
     return EXIT_USAGE;
   }
-  if (parsed.command.name === "help") {
+  const command = parsed.command;
+  if (command.name === "help") {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const command = parsed.command;
+  if (command.name === "serve" || command.name === "supervisor") {
+    // The entry runs in this process, as `node <entry>` would run it; it handles its own signals.
+    await import(pathToFileURL(entryPath(SERVER_ENTRIES[command.name])).href);
+    return undefined;
+  }
   let interrupt: (() => void) | undefined;
   // A first ^C asks the command to wind down (a run stops its session); a second one leaves.
   process.on("SIGINT", () => {
@@ -86,4 +97,4 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 const code = await main(process.argv.slice(2));
 // Pending stdout is flushed before leaving (open sockets would otherwise hold the process).
-process.stdout.write("", () => process.exit(code));
+if (code !== undefined) process.stdout.write("", () => process.exit(code));

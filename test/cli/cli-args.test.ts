@@ -44,10 +44,16 @@ describe("parseCommandLine", () => {
     [["sessions", "--url", "ftp://x"], '--url "ftp://x": expected an http(s) URL'],
     [["probe"], "'probe' needs --image <ref>"],
     [["sessions", "--bogus"], "Unknown option '--bogus'"],
+    [["serve", "--url", "http://a"], "'serve' takes no --url: it is configured by environment variables"],
+    [["supervisor", "x"], "unexpected argument 'x'"],
   ])("refuses %j: %s", (argv, message) => {
     const parsed = parseCommandLine(argv, {});
     expect(parsed.ok).toBe(false);
     expect((parsed as { message: string }).message).toContain(message);
+  });
+
+  it("parses the runner's own processes, which take nothing", () => {
+    for (const name of ["serve", "supervisor"]) expect(parseCommandLine([name], {})).toEqual({ ok: true, command: { name } });
   });
 
   it("answers help for no command, help and -h", () => {

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const TIERS = ["kube-e2e", "hardening", "deploy", "cluster", "support", "sim", "core", "cli", "unit", "stress"];
+const TIERS = ["kube-e2e", "hardening", "deploy", "cluster", "support", "sim", "core", "cli", "unit", "stress", "package"];
 
 function folders(dir: string): string[] {
   return readdirSync(`${REPO_ROOT}${dir}`)
