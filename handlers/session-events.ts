@@ -2,7 +2,7 @@ import { ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Handler } from "hono";
-import { SSE_HEADERS, relaySse } from "../src/api/sse-relay.ts";
+import { SSE_HEADERS, relaySse } from "../src/internal/sse-relay.ts";
 import { parseCursor } from "../src/internal/protocol.ts";
 import { type HandlerDeps, withOwner } from "./support.ts";
 

@@ -15,7 +15,7 @@ import {
   unsupportedMediaType,
   validationFailure,
 } from "../src/contract/validation.ts";
-import type { MoveWait } from "../src/api/session-router.ts";
+import type { MoveWait } from "../src/internal/session-router.ts";
 import type { SupervisorClient } from "../src/internal/client.ts";
 import type { Logger } from "../src/log.ts";
 

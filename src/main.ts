@@ -15,7 +15,7 @@ import { loadKubeConfig } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
 import { entryPath } from "./install-layout.ts";
 import { ensurePrivateDirectory } from "./internal/socket-path.ts";
-import { PortInUseError } from "./launch/listen.ts";
+import { PortInUseError } from "./internal/listen.ts";
 import { embeddedClusterUnlessConfigured } from "./launch/embedded-cluster.ts";
 import type { LocalClusterProcess } from "./launch/local-cluster-process.ts";
 import { onStopRequest } from "./launch/parent.ts";

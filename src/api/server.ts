@@ -16,11 +16,11 @@ import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
 import type { SupervisorTarget } from "../internal/link.ts";
 import { MAX_FRAME_BYTES } from "../internal/io-frames.ts";
-import { listen } from "../launch/listen.ts";
+import { listen } from "../internal/listen.ts";
 import { type Logger, createLogger } from "../log.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import { requestLog } from "./request-log.ts";
-import { SessionRouter } from "./session-router.ts";
+import { SessionRouter } from "../internal/session-router.ts";
 import { serveUpgrades } from "./upgrade.ts";
 import { RUNNER_VERSION } from "../version.ts";
 

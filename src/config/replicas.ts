@@ -4,12 +4,27 @@
  * duration. Unset identity = one replica, no Leases, as every install before.
  */
 import * as v from "valibot";
-import { IdentitySchema } from "../replicas/identity.ts";
-import type { LeaseTiming } from "../replicas/lease-rules.ts";
 import { ConfigError, positiveIntVar, stringVar } from "./env-values.ts";
 import { formatPeerAddress, type PeerConfig, parsePeerAddress } from "./peer.ts";
 
 const MAX_SHARDS = 1024;
+
+/**
+ * A replica identity: its pod name in a cluster. It is part of Lease names, so it must be a
+ * DNS-1123 label (a pod name of a Deployment or StatefulSet is one).
+ */
+export const IdentitySchema = v.pipe(v.string(), v.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "a replica identity must be a DNS-1123 label (lowercase letters, digits and '-', at most 63)"));
+
+/**
+ * Timing of a Lease holder: renew every `retryMs`; stop acting as holder once `renewDeadlineMs`
+ * passed without a successful renew (before any observer may call the Lease expired, which is
+ * `durationSeconds` after it saw the last renew).
+ */
+export interface LeaseTiming {
+  durationSeconds: number;
+  renewDeadlineMs: number;
+  retryMs: number;
+}
 
 const identityVar = v.pipe(
   stringVar(undefined),

@@ -6,7 +6,7 @@
 import { clusterSource } from "../config/cluster-source.ts";
 import { loadLocalClusterLayout } from "../config/kube.ts";
 import { exitOnConfigError } from "../config/startup.ts";
-import { ephemeralPort } from "./listen.ts";
+import { ephemeralPort } from "../internal/listen.ts";
 import { forkLocalCluster, type LocalClusterProcess } from "./local-cluster-process.ts";
 
 /**

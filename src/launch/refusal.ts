@@ -4,7 +4,7 @@
  * "do not retry", instead of a raw stack and a crash loop.
  */
 import { UnsafeSocketError } from "../internal/socket-path.ts";
-import { PortInUseError } from "./listen.ts";
+import { PortInUseError } from "../internal/listen.ts";
 
 export function exitOnStartupRefusal(error: unknown): never {
   if (error instanceof PortInUseError || error instanceof UnsafeSocketError) {

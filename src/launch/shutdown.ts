@@ -15,7 +15,7 @@ export const EXIT_BUDGET = {
   /** Work under way on moved shards (a takeover, a planned move), finished before the exit's own hand-off. */
   settleMs: 3_000,
   /** Letting every session go: terminals closed, stream positions saved on the pods. */
-  handOffMs: 3_000,
+  letGoMs: 3_000,
   /** Releasing the shard Leases and the duties, deleting the member Lease. */
   releaseMs: 1_000,
   /** Telling the other replicas, so they take the shards at once. */

@@ -20,7 +20,7 @@ import { monotonicNow } from "./clock.ts";
 import { LeaseHolder } from "./lease-holder.ts";
 import type { LeaseStore } from "./lease-store.ts";
 import { type Member, MemberDirectory, ROLE_LABEL, leaseNames, memberMeta } from "./membership.ts";
-import { shardOf } from "./rendezvous.ts";
+import { shardOf } from "../contract/ids.ts";
 import { FREE, type ShardEffect, type ShardObservation, type ShardState, holdsAt, servesAt, shardStep, termAt } from "./shard-state.ts";
 import { ShardOwnership } from "./shards.ts";
 
@@ -155,7 +155,7 @@ export class ReplicaCoordinator implements SessionOwnership {
     if (this.#hooks && !this.#stopped) this.#runNow();
   }
 
-  /** Runs the first period and takes over what it gained, then runs one every retry period until `handOver`. */
+  /** Runs the first period and takes over what it gained, then runs one every retry period until `leave`. */
   async start(hooks: OwnershipHooks): Promise<void> {
     this.#hooks = hooks;
     this.#runNow();
@@ -167,7 +167,7 @@ export class ReplicaCoordinator implements SessionOwnership {
    * A graceful exit: no more periods; this replica's sessions let go; every shard, the duties and
    * the member Lease given up, and the others told, so they take the shards at once.
    */
-  async handOver(): Promise<void> {
+  async leave(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     // Each step bounded by the exit budget, so that the whole fits the supervisor's shutdown bound.
@@ -181,7 +181,7 @@ export class ReplicaCoordinator implements SessionOwnership {
     // saved on their pods under this replica's term, and its terminals send what they hold.
     const held = this.#shardsWhere((state) => state.kind !== "free");
     this.#states.forEach((state, shard) => (this.#states[shard] = state.kind === "free" ? state : { ...state, kind: "leaving", generation: state.generation + 1 }));
-    await within(EXIT_BUDGET.handOffMs, this.#hooks?.letGo(this.#inShards(held), false) ?? Promise.resolve());
+    await within(EXIT_BUDGET.letGoMs, this.#hooks?.letGo(this.#inShards(held), false) ?? Promise.resolve());
     this.#states.forEach((state, shard) => (this.#states[shard] = { kind: "free", generation: state.generation + 1 }));
     await within(EXIT_BUDGET.releaseMs, Promise.allSettled([this.#shards.releaseAll(), this.#duties.release(), this.#member.remove()]));
     this.#announcePlacement();
@@ -210,21 +210,21 @@ export class ReplicaCoordinator implements SessionOwnership {
     try {
       // A pause longer than the renew deadline is found before anything is written.
       this.#observe(this.#shardsWhere(() => true), { kind: "tick" });
-      const handedOff = this.#shardsWhere((state) => state.kind === "handedOff");
+      const letGone = this.#shardsWhere((state) => state.kind === "letGone");
       // Every renewal in the first round, so a slow apiserver delays them by one answer only;
       // each call's failure is its own (a failed renew decays on its own clock).
       const failed = (what: string) => (error: unknown) => void this.#log.warn(`${what} failed; the next period tries again`, { error });
       const [, members, , , duties] = await Promise.all([
         this.#member.step().catch(failed("renewing this replica's member Lease")),
         this.#directory.refresh().catch(() => this.#directory.live()),
-        this.#shards.release(handedOff),
-        this.#shards.renew(handedOff),
+        this.#shards.release(letGone),
+        this.#shards.renew(letGone),
         this.#duties.step().catch(failed("stepping the duties Lease")),
       ]);
       this.#members = members;
-      if (handedOff.length > 0) this.#log.info("shards released to the replicas that won them", { shards: handedOff });
-      this.#observe(handedOff, { kind: "released" });
-      const moving = this.#shardsWhere((state) => state.kind === "leaving" || state.kind === "handedOff");
+      if (letGone.length > 0) this.#log.info("shards released to the replicas that won them", { shards: letGone });
+      this.#observe(letGone, { kind: "released" });
+      const moving = this.#shardsWhere((state) => state.kind === "leaving" || state.kind === "letGone");
       const planElsewhere = await this.#shards.acquire(members.map((member) => member.identity), new Set(moving));
       this.#observe(this.#shardsWhere(() => true), (shard) => {
         const hold = this.#shards.holdOf(shard);

@@ -10,6 +10,7 @@
  * expired `leaseDurationSeconds` after the observer last saw a change, however skewed the clocks.
  */
 import * as v from "valibot";
+import type { LeaseTiming } from "../config/replicas.ts";
 
 /** The fields of a Lease the rules read; anything else on it is ignored. */
 export const LeaseSchema = v.object({
@@ -124,16 +125,7 @@ export function releaseSpec(current: LeaseView, now: number): LeaseSpecOut {
   return { leaseDurationSeconds: 1, leaseTransitions: current.transitions, acquireTime: at, renewTime: at };
 }
 
-/**
- * Timing of a holder: renew every `retryMs`; stop acting as holder once `renewDeadlineMs` passed
- * without a successful renew (before any observer may call the Lease expired, which is
- * `durationSeconds` after it saw the last renew).
- */
-export interface LeaseTiming {
-  durationSeconds: number;
-  renewDeadlineMs: number;
-  retryMs: number;
-}
+export type { LeaseTiming } from "../config/replicas.ts";
 
 /** client-go's defaults, the ones Kubernetes' own controllers run with. */
 export const DEFAULT_TIMING: LeaseTiming = { durationSeconds: 15, renewDeadlineMs: 10_000, retryMs: 2_000 };

@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { isHeld, observe, viewOf, type Lease, type Observation } from "./lease-rules.ts";
 import type { LeaseMeta, LeaseStore } from "./lease-store.ts";
-import { IdentitySchema } from "./identity.ts";
+import { IdentitySchema } from "../config/replicas.ts";
 
 /** The label every Lease of the replicas carries, and its values. */
 export const ROLE_LABEL = "telo.run/lease-role";

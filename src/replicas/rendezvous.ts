@@ -25,12 +25,6 @@ export function ownerOf(shard: number, members: readonly string[]): string | und
   return best;
 }
 
-/** The shard a session belongs to, fixed for its life (it is stamped on its pod at create). */
-export function shardOf(sessionId: string, shardCount: number): number {
-  if (!Number.isInteger(shardCount) || shardCount < 1) throw new RangeError(`shard count must be a positive integer, not ${shardCount}`);
-  return Number(createHash("sha256").update(sessionId, "utf8").digest().readBigUInt64BE(0) % BigInt(shardCount));
-}
-
 /** Every shard's owner among `members` (index = shard). */
 export function assignment(shardCount: number, members: readonly string[]): (string | undefined)[] {
   return Array.from({ length: shardCount }, (_, shard) => ownerOf(shard, members));

@@ -20,7 +20,7 @@ export type ShardState =
   /** Held, but the plan gives it to another replica: its sessions being let go, renewed meanwhile. */
   | { kind: "leaving"; generation: number; term: number; renewedAt: number }
   /** Its sessions let go: released at the next period's first round. */
-  | { kind: "handedOff"; generation: number; term: number; renewedAt: number };
+  | { kind: "letGone"; generation: number; term: number; renewedAt: number };
 
 export type ShardObservation =
   /** Nothing but the time: a lapse is found. */
@@ -105,7 +105,7 @@ function transition(state: ShardState, observation: ShardObservation): ShardStep
       return observation.ok ? { state: { ...state, kind: "serving" }, effects: ["tellMoved"] } : { state: free(state), effects: [] };
     case "letGo":
       if (state.kind !== "leaving" || state.generation !== observation.generation) return same;
-      return { state: { ...state, kind: "handedOff" }, effects: [] };
+      return { state: { ...state, kind: "letGone" }, effects: [] };
     case "released":
       return state.kind === "free" ? same : { state: free(state), effects: ["tellMoved"] };
     case "fenceLost":

@@ -60,5 +60,5 @@ export interface SessionOwnership {
   /** Takes up what is this process's (its sessions, the duties, through `hooks`), then keeps it current. */
   start(hooks: OwnershipHooks): Promise<void>;
   /** A graceful exit: every session let go and handed to whoever takes it next. */
-  handOver(): Promise<void>;
+  leave(): Promise<void>;
 }

@@ -82,7 +82,7 @@ export class Registry {
    * followers are told to reconnect once they have what it holds. Its workload is the caller's
    * to let go (handed over or released, never stopped).
    */
-  handOff(id: string): Session | undefined {
+  letGo(id: string): Session | undefined {
     const session = this.#sessions.get(id);
     this.#cancel(id);
     if (!session) return undefined;

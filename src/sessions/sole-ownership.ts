@@ -49,5 +49,5 @@ export class SoleOwnership implements SessionOwnership {
     await hooks.dutiesGained();
   }
 
-  async handOver(): Promise<void> {}
+  async leave(): Promise<void> {}
 }

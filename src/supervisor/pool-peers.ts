@@ -7,7 +7,7 @@
 import { routes } from "../contract/routes.ts";
 import type { ReplicaCoordinator } from "../replicas/coordinator.ts";
 import type { PoolPeers } from "../sessions/backend-seam.ts";
-import type { PeerClients } from "./peer-clients.ts";
+import type { PeerClients } from "../internal/peer-clients.ts";
 
 export function poolPeers(coordinator: ReplicaCoordinator, peers: PeerClients): PoolPeers {
   return {

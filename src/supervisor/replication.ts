@@ -16,7 +16,7 @@ import { sharedPeerCredential } from "../replicas/peer-credential.ts";
 import type { PoolPeers } from "../sessions/backend-seam.ts";
 import type { OwnershipHooks, SessionOwnership } from "../sessions/ownership-seam.ts";
 import { SoleOwnership } from "../sessions/sole-ownership.ts";
-import { PeerClients } from "./peer-clients.ts";
+import { PeerClients } from "../internal/peer-clients.ts";
 import { poolPeers } from "./pool-peers.ts";
 import type { SessionService } from "./session-service.ts";
 
@@ -43,7 +43,7 @@ export async function sessionOwnership(api: KubeApi, core: CoreConfig, kube: Kub
     settings,
     ownerId,
     credential: secret,
-    tellShardsMoved: (addresses) => peers.tellShardsMoved(addresses),
+    tellShardsMoved: (addresses) => peers.tellShardsMoved(addresses, EXIT_BUDGET.tellMs),
     log,
   });
   return { ownership: coordinator, config: { ...core, peer: { ...core.peer, secret } }, poolPeers: poolPeers(coordinator, peers) };
@@ -53,7 +53,7 @@ export async function sessionOwnership(api: KubeApi, core: CoreConfig, kube: Kub
 export function ownershipHooks(service: SessionService, log: Logger): OwnershipHooks {
   return {
     letGo: async (which, unhurried) => {
-      const count = await service.handOff(which, unhurried ? undefined : EXIT_BUDGET.handOffMs);
+      const count = await service.letGo(which, unhurried ? undefined : EXIT_BUDGET.letGoMs);
       if (count > 0) log.info("sessions handed to other replicas", { count });
     },
     takeOver: async (which) => {

@@ -62,7 +62,7 @@ export async function runSupervisor(options: {
     peerPort: internal.peerPort,
     shutdown: async () => {
       // Sessions handed to the other replicas first, so clients told to reconnect find them there.
-      await ownership.handOver();
+      await ownership.leave();
       stopCeilings();
       await within(EXIT_BUDGET.closeMs, internal.close());
     },

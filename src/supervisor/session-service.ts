@@ -114,14 +114,14 @@ export class SessionService {
    * `boundMs` altogether where given (a slow apiserver must not hold an exit), else for as long
    * as the saves take (each call has its own deadline).
    */
-  async handOff(moving: (sessionId: string) => boolean, boundMs?: number): Promise<number> {
+  async letGo(moving: (sessionId: string) => boolean, boundMs?: number): Promise<number> {
     const sessions = this.registry.all().filter((session) => moving(session.id));
     let unsaved = sessions.length;
     const handovers = sessions.map(async (session) => {
       // A session still starting is handed over once its start settled, so that its pod exists
       // for the successor to take over: a `201` answered here is not lost to a move.
       await this.#launcher.settled(session);
-      this.registry.handOff(session.id);
+      this.registry.letGo(session.id);
       const workload = session.workload;
       const saving = workload?.handOver !== undefined;
       try {

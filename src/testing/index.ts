@@ -19,7 +19,7 @@ import { pathToFileURL } from "node:url";
 import * as v from "valibot";
 import { RunnerClient } from "../client/index.ts";
 import { entryPath } from "../install-layout.ts";
-import { ephemeralPort } from "../launch/listen.ts";
+import { ephemeralPort } from "../internal/listen.ts";
 import { endGroup, signalGroup } from "./process-group.ts";
 import { claimDirectory, DIRECTORY_PREFIX, removeAbandonedDirectories } from "./leftovers.ts";
 import { type ResolvedTestRunnerOptions, resolveTestRunnerOptions, type TestRunnerOptions } from "./options.ts";

@@ -9,8 +9,8 @@
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
-import { TERM_ANNOTATION, TERM_HOLDER_ANNOTATION } from "../../src/replicas/fencing.ts";
-import { shardOf } from "../../src/replicas/rendezvous.ts";
+import { TERM_ANNOTATION, TERM_HOLDER_ANNOTATION } from "../../src/kube/cluster/fencing.ts";
+import { shardOf } from "../../src/contract/ids.ts";
 import { type KubeRunner, SESSION_NAMESPACE, kubeSessionBody, startKubeRunner } from "../support/kube-runner.ts";
 import { freePort } from "../support/ports.ts";
 import { eventsUntil, isStatus } from "../support/streams.ts";

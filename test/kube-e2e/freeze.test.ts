@@ -16,7 +16,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
-import { shardOf } from "../../src/replicas/rendezvous.ts";
+import { shardOf } from "../../src/contract/ids.ts";
 import type { KubeRunner } from "../support/kube-runner.ts";
 import { SESSION_NAMESPACE, echoes, runningSession } from "../support/kube-runner.ts";
 import { type LiveTerminal, liveTerminal, ticksSeen } from "../support/live-terminal.ts";

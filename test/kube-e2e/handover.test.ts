@@ -7,7 +7,7 @@
  * and what it cannot get is reported as a `gap`. Seqs and event ids only ever grow.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { shardOf } from "../../src/replicas/rendezvous.ts";
+import { shardOf } from "../../src/contract/ids.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, kubeSessionBody } from "../support/kube-runner.ts";
 import { eventsUntil, isStatus, textOf } from "../support/streams.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
-import { shardOf } from "../../src/replicas/rendezvous.ts";
+import { shardOf } from "../../src/contract/ids.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, echoes, runningSession } from "../support/kube-runner.ts";
 import { eventsUntil, framesToClose, framesUntilText, isStatus } from "../support/streams.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";

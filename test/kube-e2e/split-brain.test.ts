@@ -8,9 +8,9 @@
  * successor's are its adoption stamps and the DELETE, and the session it serves stays healthy.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TERM_ANNOTATION, TERM_HOLDER_ANNOTATION } from "../../src/replicas/fencing.ts";
+import { TERM_ANNOTATION, TERM_HOLDER_ANNOTATION } from "../../src/kube/cluster/fencing.ts";
 import { LABEL } from "../../src/kube/specs/names.ts";
-import { shardOf } from "../../src/replicas/rendezvous.ts";
+import { shardOf } from "../../src/contract/ids.ts";
 import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, echoes, runningSession } from "../support/kube-runner.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
 import { waitFor } from "../support/wait.ts";

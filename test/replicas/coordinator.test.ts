@@ -80,16 +80,16 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
     adoption.open();
     await started;
     for (const id of ids) expect(a.serves(id)).toBe(true);
-    await a.handOver();
+    await a.leave();
   });
 
   it("renews a shard it is letting go until its sessions are handed off, and only then releases it to the replica that won it", async () => {
-    const handOff = gate();
+    const lettingGo = gate();
     let released: number[] = [];
     const a = coordinator("replica-a", {
       letGo: async (which) => {
         released = shardsOf(a, which);
-        await handOff.opened;
+        await lettingGo.opened;
       },
     });
     await a.begin();
@@ -108,10 +108,10 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
       expect(b.writerFor(ids[shard]!)).toBeUndefined();
     }
 
-    handOff.open();
+    lettingGo.open();
     await waitFor("b serving the shards it won", () => moving.every((shard) => b.serves(ids[shard]!)));
     for (const shard of moving) expect(a.writerFor(ids[shard]!)).toBeUndefined();
-    await Promise.all([a.handOver(), b.handOver()]);
+    await Promise.all([a.leave(), b.leave()]);
   });
 
   it("keeps renewing its shards while its member Lease cannot be written", async () => {
@@ -130,7 +130,7 @@ describe("a replica coordinator whose supervisor is slow to move sessions", () =
     await pause(TIMING.renewDeadlineMs * 2);
     for (const id of ids) expect(a.writerFor(id), "shard still held").toBeDefined();
     refuseMembers = false;
-    await a.handOver();
+    await a.leave();
   });
 });
 
@@ -162,7 +162,7 @@ describe("replica coordinators telling each other of moved shards", () => {
       return placement.shared ? placement.owners[shard] : undefined;
     };
     await waitFor("a routing b's shards to b", () => won.every((shard) => ownerAt(shard) === bAddress) || undefined, 5_000);
-    await Promise.all([a.handOver(), b.handOver()]);
+    await Promise.all([a.leave(), b.leave()]);
   });
 });
 

@@ -5,7 +5,7 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/clien
 import * as v from "valibot";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isConflict } from "../../src/kube/status/api-error.ts";
-import { FencedPodSchema, fencedDeleteOptions, fencedUpdate, writeFenced, type FencedPod, type Writer } from "../../src/replicas/fencing.ts";
+import { FencedPodSchema, fencedDeleteOptions, fencedUpdate, writeFenced, type FencedPod, type Writer } from "../../src/kube/cluster/fencing.ts";
 import { LeaseHolder } from "../../src/replicas/lease-holder.ts";
 import { DEFAULT_TIMING } from "../../src/replicas/lease-rules.ts";
 import { LeaseStore } from "../../src/replicas/lease-store.ts";

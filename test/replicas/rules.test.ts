@@ -3,10 +3,11 @@
 // members, the shard plan, and the fence on the pod. Properties run over generated inputs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fencedUpdate, termAnnotations, mayAct, stampedTerm, TERM_ANNOTATION, TERM_HOLDER_ANNOTATION, UNSHARDED, writeFenced, type FencedPod } from "../../src/replicas/fencing.ts";
+import { fencedUpdate, termAnnotations, mayAct, stampedTerm, TERM_ANNOTATION, TERM_HOLDER_ANNOTATION, UNSHARDED, writeFenced, type FencedPod } from "../../src/kube/cluster/fencing.ts";
 import { expiresAt, isHeld, microTime, nextStep, observe, releaseSpec, stillHolds, timingProblem, DEFAULT_TIMING, type LeaseView } from "../../src/replicas/lease-rules.ts";
 import { liveMembers, leaseNames } from "../../src/replicas/membership.ts";
-import { assignment, ownerOf, shardOf } from "../../src/replicas/rendezvous.ts";
+import { assignment, ownerOf } from "../../src/replicas/rendezvous.ts";
+import { shardOf } from "../../src/contract/ids.ts";
 import { planShards } from "../../src/replicas/shards.ts";
 
 const view = (over: Partial<LeaseView> = {}): LeaseView => ({ resourceVersion: "1", holder: "a", durationSeconds: 15, transitions: 0, acquireTime: undefined, ...over });

@@ -72,9 +72,9 @@ describe("a shard's state", () => {
     expect(holdsAt(leaving.state, 200, TIMING)).toBe(true);
     const renewed = run([[{ kind: "renewed", term: 3, at: 5_000 }, 5_000]], leaving.state);
     expect(renewed.state).toMatchObject({ kind: "leaving", renewedAt: 5_000 });
-    const handedOff = run([[{ kind: "letGo", generation: leaving.state.generation }, 6_000]], renewed.state);
-    expect(handedOff.state.kind).toBe("handedOff");
-    expect(run([[{ kind: "released" }, 7_000]], handedOff.state)).toMatchObject({ state: { kind: "free" }, effects: ["tellMoved"] });
+    const letGone = run([[{ kind: "letGo", generation: leaving.state.generation }, 6_000]], renewed.state);
+    expect(letGone.state.kind).toBe("letGone");
+    expect(run([[{ kind: "released" }, 7_000]], letGone.state)).toMatchObject({ state: { kind: "free" }, effects: ["tellMoved"] });
   });
 
   it("does not serve a shard whose takeover ends after the shard moved on", () => {

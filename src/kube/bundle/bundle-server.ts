@@ -5,7 +5,7 @@
  */
 import { type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { listen } from "../../launch/listen.ts";
+import { listen } from "../../internal/listen.ts";
 import type { BundleStore } from "./bundle-store.ts";
 import type { PoolClaims } from "../pool/pool-claims.ts";
 

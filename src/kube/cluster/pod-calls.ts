@@ -10,7 +10,7 @@
 import type { V1DeleteOptions, V1Pod } from "@kubernetes/client-node";
 import { setTimeout as sleep } from "node:timers/promises";
 import * as v from "valibot";
-import { FencedPodSchema, type FencedPod, type Writer, UNSHARDED, fencedDeleteOptions, fencedUpdate, termAnnotations, writeFenced } from "../../replicas/fencing.ts";
+import { FencedPodSchema, type FencedPod, type Writer, UNSHARDED, fencedDeleteOptions, fencedUpdate, termAnnotations, writeFenced } from "./fencing.ts";
 import { SessionMoved, SessionStartError } from "../../sessions/backend-seam.ts";
 import { withDeadline } from "./api.ts";
 import type { KubeContext } from "../context.ts";

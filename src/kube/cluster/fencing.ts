@@ -8,13 +8,13 @@
  * (409) or, after it re-reads the pod, on the term.
  */
 import * as v from "valibot";
-import type { Writer } from "../sessions/ownership-seam.ts";
+import type { Writer } from "../../sessions/ownership-seam.ts";
 
 /** The term under which the pod was last written, and by whom. */
 export const TERM_ANNOTATION = "telo.run/owner-term";
 export const TERM_HOLDER_ANNOTATION = "telo.run/owner-holder";
 
-export type { Writer } from "../sessions/ownership-seam.ts";
+export type { Writer } from "../../sessions/ownership-seam.ts";
 
 /** The part of a pod the fence reads. */
 export const FencedPodSchema = v.object({

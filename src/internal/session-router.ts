@@ -9,13 +9,13 @@
  * rather than refused: a browser's EventSource answered 503 gives up for good, and a terminal
  * refused backs off.
  */
-import { parsePeerAddress } from "../config/peer.ts";
 import { isSessionMoving } from "../contract/problem.ts";
 import { routes } from "../contract/routes.ts";
 import type { PlacementAnswer } from "../contract/responses.ts";
-import { SupervisorClient, SupervisorUnavailableError } from "../internal/client.ts";
+import { SupervisorClient, SupervisorUnavailableError } from "./client.ts";
+import { PeerClients } from "./peer-clients.ts";
 import type { Logger } from "../log.ts";
-import { shardOf } from "../replicas/rendezvous.ts";
+import { shardOf } from "../contract/ids.ts";
 
 /** After a failed ask (the supervisor restarting), the next one. */
 const RETRY_MS = 250;
@@ -33,9 +33,8 @@ export type MoveWait = keyof typeof MOVE_WAIT_MS;
 
 export class SessionRouter {
   readonly #local: SupervisorClient;
-  readonly #credential: string | undefined;
   readonly #log: Logger;
-  readonly #peers = new Map<string, SupervisorClient>();
+  readonly #peers: PeerClients;
   #placement: PlacementAnswer = { shared: false };
   #timer: NodeJS.Timeout | undefined;
   /** Requests waiting for the placement to change. */
@@ -44,8 +43,9 @@ export class SessionRouter {
 
   constructor(local: SupervisorClient, credential: string | undefined, log: Logger) {
     this.#local = local;
-    this.#credential = credential;
     this.#log = log;
+    // The operator's credential, else the one the supervisor passes on with the placement.
+    this.#peers = new PeerClients(() => credential ?? (this.#placement.shared ? this.#placement.credential : ""));
   }
 
   /**
@@ -118,26 +118,18 @@ export class SessionRouter {
     if (sessionId === undefined || !placement.shared) return this.#local;
     const owner = placement.owners[shardOf(sessionId, placement.owners.length)];
     if (owner === null || owner === undefined || owner === placement.peerAddress) return this.#local;
-    return this.#peer(owner, this.#credential ?? placement.credential);
+    try {
+      return this.#peers.to(owner);
+    } catch (error) {
+      this.#log.warn("a replica advertises an address that is not IP:port; its sessions are asked of the local supervisor", { address: owner, error });
+      return this.#local;
+    }
   }
 
   async close(): Promise<void> {
     clearTimeout(this.#timer);
     this.#closed.abort();
-    await Promise.allSettled([this.#local, ...this.#peers.values()].map((client) => client.close()));
-  }
-
-  #peer(address: string, credential: string): SupervisorClient {
-    let client = this.#peers.get(address);
-    if (client) return client;
-    const target = parsePeerAddress(address);
-    if (!target) {
-      this.#log.warn("a replica advertises an address that is not IP:port; its sessions are asked of the local supervisor", { address });
-      return this.#local;
-    }
-    client = new SupervisorClient({ ...target, credential });
-    this.#peers.set(address, client);
-    return client;
+    await Promise.allSettled([this.#local.close(), this.#peers.close()]);
   }
 }
 
