@@ -65,8 +65,9 @@ export async function startApiServer(options: {
   const port = (server.address() as AddressInfo).port;
   // One connection to the local supervisor; a session held by a peer replica is reached over a
   // peer link to that replica's supervisor (docs/replicas.md).
+  // It follows the placement the supervisor tells (one replica's: once, that it runs alone).
   const router = new SessionRouter(new SupervisorClient(options.socketPath(port)), options.replicas?.credential, log);
-  if (options.replicas) router.start();
+  router.start();
   const supervisorFor = (sessionId?: string) => router.supervisorFor(sessionId);
   const routeSession: HandlerDeps["routeSession"] = (sessionId, wait, attempt, signal) => router.routed(sessionId, wait, attempt, signal);
   app.get("/metrics", metrics({ supervisorFor }));

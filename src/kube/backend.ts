@@ -52,8 +52,10 @@ export type KubeBackendOptions = {
 export function createKubeBackend(ctx: KubeContext, options: KubeBackendOptions): Backend {
   const { config } = ctx;
   const watchOptions = { ttlSeconds: options.watchTtlSeconds };
-  const pool = ctx.poolClaims && new WarmPool(ctx, ctx.poolClaims);
-  if (pool && options.poolPeers) sharePool(ctx, pool, options.poolPeers);
+  const pool = ctx.poolClaims && new WarmPool(ctx, ctx.poolClaims, options.poolPeers);
+  // A replica back under its identity and listener (a restarted container) tells the pods it
+  // made, that were claimed and never got their answer, as one replica does at boot.
+  if (pool && options.poolPeers) void ctx.watcher.ready.then(() => pool.adopt([], claimedPoolPods(partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods))));
 
   return {
     describe: () => ({
@@ -139,14 +141,6 @@ async function housekeep(ctx: KubeContext, pool: WarmPool | undefined, boot: Ret
   pool?.start();
   // After the reap, so that ConfigMaps only reaped pods mounted can go on the next boot at the latest.
   await Promise.all([sweepWorkspaceConfigMaps(ctx, sweepMinAgeMs), sweepTokenSecrets(ctx, sweepMinAgeMs)]);
-}
-
-/** Several replicas: the warm pool among them (docs/replicas.md "The warm pool beside several replicas"). */
-function sharePool(ctx: KubeContext, pool: WarmPool, peers: PoolPeers): void {
-  pool.shareAcrossReplicas(peers);
-  // A replica back under its identity and listener (a restarted container) tells the pods it
-  // made, that were claimed and never got their answer, as one replica does at boot.
-  void ctx.watcher.ready.then(() => pool.adopt([], claimedPoolPods(partitionBootPods(ctx.watcher.pods(), ctx.config.sessionPods))));
 }
 
 /** The session pods that were pool pods once (a pod keeps its name when claimed). */

@@ -1,7 +1,7 @@
 /**
  * A terminal client as a user's browser tab runs one across replica trouble: it reads every frame,
  * types a numbered line now and then, and when the socket closes with a code that is not final
- * (docs/api.md "Close codes") it reconnects through the same api with the last seq it got, until
+ * (docs/api.md "Terminal (WebSocket)") it reconnects through the same api with the last seq it got, until
  * told to stop. What it saw is kept per connection, so a test can tell what was shown twice,
  * what was missed without a `gap`, and what it typed on which connection.
  */

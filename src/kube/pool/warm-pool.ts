@@ -72,13 +72,21 @@ export class WarmPool {
   #retryMs = MIN_RETRY_MS;
   #queued = false;
   #stopped = true;
-  #peers: PoolPeers | undefined;
+  /**
+   * Several replicas: pool pods carry their maker, and a claim of another's pod hands its answer
+   * over (docs/replicas.md "The warm pool beside several replicas"). Undefined alone: a pool pod
+   * is this process's, and its claim answer is delivered here.
+   */
+  readonly #peers: PoolPeers | undefined;
 
-  constructor(ctx: KubeContext, claims: PoolClaims, now: () => number = Date.now) {
+  constructor(ctx: KubeContext, claims: PoolClaims, peers: PoolPeers | undefined, now: () => number = Date.now) {
     this.#ctx = ctx;
     this.#claims = claims;
+    this.#peers = peers;
     this.#settings = ctx.config.warmPool;
     this.#now = now;
+    // Every replica reports the installation's pool as it sees it, whoever holds the duties.
+    this.#observe();
   }
 
   /**
@@ -105,16 +113,9 @@ export class WarmPool {
     if (poolPods.length > 0) this.#ctx.log.info("adopted warm pool pods", { count: poolPods.length });
   }
 
-  /** Several replicas: from now on pool pods carry their maker, and a claim of another's pod hands its answer over. */
-  shareAcrossReplicas(peers: PoolPeers): void {
-    this.#peers = peers;
-    this.#observe();
-  }
-
   /** Refill and replacement begin (one replica: at boot; among replicas: on gaining the duties). */
   start(): void {
     this.#stopped = false;
-    this.#observe();
     this.#reconcile();
   }
 
