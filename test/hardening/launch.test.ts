@@ -180,7 +180,9 @@ describe("npm start on a shared machine", { timeout: 240_000 }, () => {
     const dir = join(place.tmp, `k8s-runner-${uid}`);
     await mkdir(dir, { mode: 0o700 });
     const socketPath = join(dir, `supervisor-${port}.sock`);
-    const other: Server = createServer((socket) => socket.end());
+    // Another runner's supervisor: it reads what it is sent (the api asks its supervisor for the
+    // placement as soon as it listens) and closes; one that never read would keep them open.
+    const other: Server = createServer((socket) => socket.resume().end());
     await new Promise<void>((resolve) => other.listen(socketPath, resolve));
     try {
       const runner = npmStart(place, { PORT: String(port) });
