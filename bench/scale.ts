@@ -31,7 +31,7 @@ const judge = (bytes: number, limit: number) => ({ target: `≤ ${limit / MiB} M
 export type Live = { sessionId: string; terminal: Terminal; stopEvents: () => void };
 
 /** A live session as a browser tab holds it: started, an SSE subscriber, its terminal served. */
-export async function openLive(runner: BenchRunner): Promise<Live> {
+export async function openLive(runner: Pick<BenchRunner, "client">): Promise<Live> {
   const { sessionId } = await startSession(runner.client);
   const subscriber = subscribe(runner.client, sessionId);
   const terminal = runner.client.terminal(sessionId);

@@ -88,6 +88,8 @@ export async function startBenchRunner(options: {
   peer?: boolean;
   /** Another runner whose simulated cluster this one shares (several replicas); closed after this one. */
   beside?: BenchRunner;
+  /** A simulated cluster started (and stopped) by the caller, already laid out (startLocalCluster). */
+  cluster?: SimulatedCluster;
 }): Promise<BenchRunner> {
   const dir = await mkdtemp(join(tmpdir(), "k8s-runner-bench-"));
   const [port, bundlePort] = [await freePort(), await freePort()];
@@ -104,8 +106,9 @@ export async function startBenchRunner(options: {
     ...peer,
     ...options.env,
   };
-  const { cluster: sim, env } = options.beside
-    ? { cluster: options.beside.sim, env: localClusterEnv(options.beside.sim, own) }
+  const shared = options.beside?.sim ?? options.cluster;
+  const { cluster: sim, env } = shared
+    ? { cluster: shared, env: localClusterEnv(shared, own) }
     : await startLocalCluster(own, { podStartDelayMs: options.podStartDelayMs ?? 0 });
   const kubeConfig = sim.kubeConfig();
   const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -117,7 +120,7 @@ export async function startBenchRunner(options: {
     // A profiled api (BENCH_NODE_ARGS) must exit on its own to write its profile.
     if (api) await stop(api, process.env.BENCH_NODE_ARGS ? "SIGTERM" : "SIGKILL");
     if (supervisor) await stop(supervisor);
-    if (!options.beside) await sim.stop();
+    if (!shared) await sim.stop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
