@@ -37,6 +37,12 @@ describe("monitoring in the installs", () => {
     }
   });
 
+  it("refuses monitoring values the templates cannot use (values.schema.json)", () => {
+    for (const set of ["monitoring.serviceMonitor.interval=soon", "monitoring.alerts=true", "monitoring.rules.labels.release.x=y"]) {
+      expect(() => chartObjects([set]), set).toThrow(/values don't meet the specifications of the schema/);
+    }
+  });
+
   it("adds the chart's extra labels (a Prometheus selecting by release) to each object", () => {
     const objects = chartObjects(["monitoring.serviceMonitor.labels.release=prom", "monitoring.rules.labels.release=prom", "monitoring.dashboard.labels.team=runner"]);
     expect(one(objects, "ServiceMonitor").metadata.labels?.release).toBe("prom");

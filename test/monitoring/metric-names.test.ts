@@ -100,6 +100,14 @@ describe("the dashboard and the alerts against /metrics", () => {
     expect(new Set(used.get("runner_supervisor_up"))).toEqual(new Set(["dashboard", "alerts"]));
   });
 
+  it("carries the supervisor's configured ceilings and its Leases, as the alerts read them", () => {
+    const supervisor = { process: "supervisor" };
+    expect(valueOf(samples, "runner_max_sessions", supervisor)).toBe(1);
+    expect(valueOf(samples, "runner_warm_pool_size", supervisor)).toBe(1);
+    expect(valueOf(samples, "runner_lease_held", { ...supervisor, lease: "member" })).toBe(1);
+    expect(valueOf(samples, "runner_shards", { ...supervisor, view: "served" })).toBe(2);
+  });
+
   it("finds a series of every metric they read, or the declared family of one this run cannot move", () => {
     const served = new Set(samples.map((sample) => sample.name));
     const missing = [...used].filter(([name]) => {
