@@ -87,6 +87,20 @@ const poolStarts = new Counter({
   registers,
 });
 
+const maxSessions = gauge("runner_max_sessions", "RUNNER_MAX_SESSIONS: the sessions this supervisor holds before it refuses a new one (ended and suspended ones are evicted to make room; re-adopted ones are never refused).");
+
+const warmPoolSize = gauge("runner_warm_pool_size", "RUNNER_WARM_POOL_SIZE: the warm pool pods the installation keeps; 0 when the pool is off.");
+
+/** The supervisor's configured ceiling, beside runner_sessions for a "near capacity" alert. */
+export function sessionCapacity(max: number): void {
+  maxSessions.set(max);
+}
+
+/** The pool's configured size, so that an empty pool is told apart from one that is off. */
+export function warmPoolConfigured(size: number): void {
+  warmPoolSize.set(size);
+}
+
 /** The warm pool, read at each scrape (the backend's boot, when the pool is on). */
 export function observeWarmPool(source: PoolCensus): void {
   poolCensus = source;

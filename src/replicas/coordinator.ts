@@ -15,6 +15,7 @@ import type { ReplicaSettings } from "../config/replicas.ts";
 import type { PlacementAnswer } from "../contract/responses.ts";
 import { EXIT_BUDGET, within } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
+import { leaseRenewFailed, observeReplica, shardsMoved } from "../metrics/replica-figures.ts";
 import type { OwnershipHooks, SessionOwnership, Writer } from "../sessions/ownership-seam.ts";
 import { monotonicNow } from "./clock.ts";
 import { LeaseHolder } from "./lease-holder.ts";
@@ -86,6 +87,7 @@ export class ReplicaCoordinator implements SessionOwnership {
     this.#directory = new MemberDirectory(store, ownerId, now);
     this.#shards = new ShardOwnership({ store, prefix, installation: ownerId, identity: settings.identity, shardCount: settings.shardCount, timing: settings.timing, now });
     this.#states = Array.from({ length: settings.shardCount }, () => FREE);
+    observeReplica(() => ({ member: this.#member.holds(), duties: this.#duties.holds(), shardsServed: this.#shardsWhere((state) => servesAt(state, this.#now(), settings.timing)).length, shards: settings.shardCount }));
   }
 
   get identity(): string {
@@ -213,13 +215,16 @@ export class ReplicaCoordinator implements SessionOwnership {
       const letGone = this.#shardsWhere((state) => state.kind === "letGone");
       // Every renewal in the first round, so a slow apiserver delays them by one answer only;
       // each call's failure is its own (a failed renew decays on its own clock).
-      const failed = (what: string) => (error: unknown) => void this.#log.warn(`${what} failed; the next period tries again`, { error });
+      const failed = (what: string, lease: "member" | "duties") => (error: unknown) => {
+        leaseRenewFailed(lease);
+        this.#log.warn(`${what} failed; the next period tries again`, { error });
+      };
       const [, members, , , duties] = await Promise.all([
-        this.#member.step().catch(failed("renewing this replica's member Lease")),
+        this.#member.step().catch(failed("renewing this replica's member Lease", "member")),
         this.#directory.refresh().catch(() => this.#directory.live()),
         this.#shards.release(letGone),
         this.#shards.renew(letGone),
-        this.#duties.step().catch(failed("stepping the duties Lease")),
+        this.#duties.step().catch(failed("stepping the duties Lease", "duties")),
       ]);
       this.#members = members;
       if (letGone.length > 0) this.#log.info("shards released to the replicas that won them", { shards: letGone });
@@ -277,6 +282,7 @@ export class ReplicaCoordinator implements SessionOwnership {
     switch (effect) {
       case "takeOver":
         this.#log.info("shards acquired", { shards });
+        shardsMoved("acquired", shards.length);
         return this.#enqueue("taking over the sessions of acquired shards", async () => {
           let ok = false;
           try {
@@ -289,10 +295,12 @@ export class ReplicaCoordinator implements SessionOwnership {
         });
       case "letGo":
         this.#log.warn("shards lapsed or fenced out; their sessions are let go", { shards });
+        shardsMoved("lapsed", shards.length);
         this.#announcePlacement();
         return this.#enqueue("letting lapsed shards go", () => hooks.letGo(which, false));
       case "letGoUnhurried":
         this.#log.info("shards moving to another replica; their sessions are being handed off", { shards });
+        shardsMoved("handed_off", shards.length);
         this.#announcePlacement();
         return this.#enqueue("handing sessions to another replica", async () => {
           try {

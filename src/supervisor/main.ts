@@ -34,6 +34,7 @@ import { RUNNER_VERSION } from "../version.ts";
 import { sessionOwnership } from "./replication.ts";
 import { SWEEP_MIN_AGE_MS } from "../kube/boot-housekeeping.ts";
 import { runSupervisor, stopOnSignals } from "./run.ts";
+import { warmPoolConfigured } from "../metrics/figures.ts";
 
 const env = currentEnv();
 const core = exitOnConfigError(() => loadCoreConfig(env));
@@ -69,6 +70,7 @@ picker?.startRefreshing();
 
 const bundles = new BundleStore(kube.selfUrl);
 const poolClaims = kube.warmPool.size > 0 ? new PoolClaims(kube.selfUrl) : undefined;
+warmPoolConfigured(kube.warmPool.size);
 const bundleServer = await startBundleServer(bundles, kube.bundlePort, undefined, poolClaims).catch(exitOnStartupRefusal);
 log.info("bundle listener ready", { port: bundleServer.port });
 

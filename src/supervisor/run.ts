@@ -6,7 +6,7 @@ import type { CoreConfig } from "../config/core.ts";
 import { onStopRequest } from "../launch/parent.ts";
 import { EXIT_BUDGET, SUPERVISOR_SHUTDOWN_BOUND_MS, exitWithin, within } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
-import { observeSessions } from "../metrics/figures.ts";
+import { observeSessions, sessionCapacity } from "../metrics/figures.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
 import type { Backend } from "../sessions/backend-seam.ts";
 import type { SessionOwnership } from "../sessions/ownership-seam.ts";
@@ -43,6 +43,7 @@ export async function runSupervisor(options: {
   const { ownership } = options;
   const service = new SessionService(options.config, options.backend, ownership, options.log, options.timings ?? DEFAULT_TIMINGS);
   observeSessions(() => service.registry.all());
+  sessionCapacity(options.config.maxSessions);
   // What is this process's is taken over before it serves: a supervisor that says it is up
   // serves what it holds (one replica: every session an earlier supervisor left, then the
   // housekeeping; several: the shards of its first period).

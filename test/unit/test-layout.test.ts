@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const TIERS = ["kube-e2e", "hardening", "deploy", "cluster", "support", "sim", "core", "cli", "unit", "stress", "package"];
+// monitoring: the dashboard and alerts of k8s/ against the runner's /metrics (docs/monitoring.md).
+const TIERS = ["kube-e2e", "hardening", "deploy", "cluster", "support", "sim", "core", "cli", "unit", "stress", "package", "monitoring"];
 
 function folders(dir: string): string[] {
   return readdirSync(`${REPO_ROOT}${dir}`)
