@@ -4,8 +4,8 @@
  * and a one-app catalog: a session from a folder on a Telo version, with env and a port, shows
  * its status, the version its kernel reports and its route's link; a catalog app started with
  * the keyboard runs beside it; both stop. No request of the page fails, axe-core finds no serious
- * or critical violation, and a narrow window scrolls nothing sideways. Another session's terminal
- * echoes what is typed and survives an api restart. Screenshots go to .tmp/console/, and to
+ * or critical violation, and a narrow window scrolls nothing sideways. A refused version shows
+ * the runner's reason; another session's terminal echoes what is typed and survives an api restart. Screenshots go to .tmp/console/, and to
  * docs/images/ with K8S_RUNNER_UPDATE_SCREENSHOTS=1.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -130,7 +130,7 @@ describe("session console", () => {
     await page.locator("#source-app-field").waitFor(WAIT);
 
     await page.setInputFiles("#folder", join(folder, "my-app"));
-    await expect.poll(() => page.textContent("#folder-summary"), WAIT).toMatch(/^3 files/);
+    await expect.poll(() => page.textContent("#folder-summary"), WAIT).toBe("3 files, 1 KiB; 1 in .git or node_modules left out");
     expect(await page.locator("#entry option").allTextContents()).toEqual(["telo.yaml", "apps/todo/telo.yaml"]);
     await page.getByLabel("Telo version", { exact: true }).fill(VERSION);
     await page.click("#add-env");
@@ -155,6 +155,10 @@ describe("session console", () => {
     const container = pod.spec?.containers.find((candidate) => candidate.name === "session");
     expect(container?.image).toBe(`telorun/node:${VERSION}-slim`);
     expect(container?.env?.find((variable) => variable.name === "GREETING")?.value).toBe("hello");
+    await panel.locator('.events li[data-type="reachability"]').first().waitFor(WAIT);
+    await page.locator(`#sessions tr[data-session-id="${versioned}"]`).waitFor(WAIT);
+    expect(await panel.locator(".mode").textContent()).toBe("run");
+    await screenshot(page, "console-session.png");
 
     // The catalog app, with the keyboard only: the radio by arrow key, the form's button by Tab.
     await page.getByLabel("A folder").focus();
@@ -171,7 +175,6 @@ describe("session console", () => {
     await page.locator(`#sessions tr[data-session-id="${app}"][data-status="running"]`).waitFor(WAIT);
 
     expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, "console-sessions.png");
 
     // A narrow window: one column, nothing scrolls sideways, still accessible.
     await page.setViewportSize({ width: 420, height: 900 });
@@ -196,7 +199,7 @@ describe("session console", () => {
     await page.close();
   });
 
-  it("echoes what is typed into a session's terminal, keeps it across an api restart, and stops it", async () => {
+  it("shows why a version is refused; echoes what is typed into a session's terminal, keeps it across an api restart, and stops it", async () => {
     const page = await browser.context.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
@@ -204,6 +207,14 @@ describe("session console", () => {
     await page.locator("#source-app-field").waitFor(WAIT);
     await page.setInputFiles("#folder", join(folder, "my-app"));
     await expect.poll(() => page.locator("#entry option").count(), WAIT).toBe(2);
+    // A version the runner refuses: the form says why (its `reason`), and starts nothing.
+    await page.getByLabel("Telo version", { exact: true }).fill("0.94.0");
+    await page.click("#start");
+    await expect.poll(() => page.textContent("#form-error"), WAIT).toMatch(/0\.94\.0.*0\.95\.0/);
+    expect(await page.textContent("#form-error")).not.toContain("is not available for app");
+    expect(await page.locator("section.session").count()).toBe(0);
+    // Blank: the runner's default kernel.
+    await page.getByLabel("Telo version", { exact: true }).fill("");
     await page.click("#start");
     const sessionId = await newPanelId(page, 1);
     const panel = panelOf(page, sessionId);

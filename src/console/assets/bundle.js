@@ -21,12 +21,16 @@ function base64(bytes) {
   return btoa(binary);
 }
 
-/** The bundle's files from the input's FileList, sorted by path. */
+/** The bundle's files from the input's FileList, sorted by path, and how many were left out. */
 export async function readFolder(fileList) {
   const files = [];
+  let left = 0;
   for (const file of fileList) {
     const relativePath = relativePathOf(file);
-    if (skipped(relativePath)) continue;
+    if (skipped(relativePath)) {
+      left += 1;
+      continue;
+    }
     const bytes = new Uint8Array(await file.arrayBuffer());
     try {
       files.push({ relativePath, contents: utf8.decode(bytes) });
@@ -34,7 +38,7 @@ export async function readFolder(fileList) {
       files.push({ relativePath, contents: base64(bytes), encoding: "base64" });
     }
   }
-  return files.sort((a, b) => a.relativePath.localeCompare(b.relativePath));
+  return { files: files.sort((a, b) => a.relativePath.localeCompare(b.relativePath)), left };
 }
 
 /** Paths an entry may be, the likeliest first: `telo.yaml` files by depth, then other YAML. */

@@ -73,6 +73,8 @@ function renderList(sessions) {
   for (const [id, panel] of panels) if (latest.has(id)) panel.update(latest.get(id));
 }
 
+let pollTimer;
+/** Reads the list now, and again every LIST_POLL_MS (one timer, however many reads overlap). */
 async function pollList() {
   try {
     renderList((await json("GET", "/console/api/sessions")).sessions);
@@ -80,10 +82,15 @@ async function pollList() {
   } catch (error) {
     $("list-error").textContent = `session list: ${error.message}`;
   }
-  setTimeout(pollList, LIST_POLL_MS);
+  clearTimeout(pollTimer);
+  pollTimer = setTimeout(pollList, LIST_POLL_MS);
 }
 
 const capabilities = await json("GET", "/v1/capabilities");
 offer(capabilities);
-setUpForm(capabilities, ({ sessionId, requested }) => open(sessionId, requested));
+setUpForm(capabilities, ({ sessionId, requested }) => {
+  open(sessionId, requested);
+  // The new session is listed, and its panel filled, without waiting for the next tick.
+  pollList();
+});
 pollList();

@@ -1,7 +1,7 @@
 // The new-session form: what to run (a folder as a bundle, on a Telo version or, where the
 // runner still takes it, an image; or an app of the runner's catalog), its environment and
 // ports, and the terms when the runner has some. It turns the form into the create request
-// the runner's capabilities call for (docs/telo-versions.md; contract §16.8, as Studio sends it).
+// the runner's capabilities call for, as Studio sends it (docs/telo-versions.md).
 import { TERMS_HEADER, json } from "./api.js";
 import { entryCandidates, readFolder } from "./bundle.js";
 
@@ -62,12 +62,16 @@ const portsOf = () =>
 function bundleInput() {
   let files = [];
   $("folder").addEventListener("change", async () => {
-    files = await readFolder($("folder").files);
+    const read = await readFolder($("folder").files);
+    files = read.files;
     const entries = entryCandidates(files);
     $("entry").replaceChildren(...entries.map((path) => new Option(path, path)));
     const bytes = files.reduce((sum, file) => sum + file.contents.length, 0);
-    $("folder-summary").textContent =
-      files.length === 0 ? "The folder is empty." : `${files.length} files, ${Math.ceil(bytes / 1024)} KiB${entries.length === 0 ? "; no YAML file to start" : ""}`;
+    const notes = [
+      ...(read.left > 0 ? [`${read.left} in .git or node_modules left out`] : []),
+      ...(files.length > 0 && entries.length === 0 ? ["no YAML file to start"] : []),
+    ];
+    $("folder-summary").textContent = files.length === 0 ? "Nothing to send in this folder." : [`${files.length} files, ${Math.ceil(bytes / 1024)} KiB`, ...notes].join("; ");
   });
   return () => files;
 }
