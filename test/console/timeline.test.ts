@@ -1,16 +1,13 @@
 /**
  * The start's waterfall (src/console/assets/timeline.js) in a real Chromium, against session
- * documents made up here: the console's own files are served from the source tree to a page
- * whose runner is faked by request interception, so the rendering is checked without a runner
- * and before any runner sends a `timeline`.
+ * documents made up here and a runner faked by request interception (fake-runner.ts), so the
+ * rendering is checked without a runner and before any runner sends a `timeline`.
  */
-import { readFile } from "node:fs/promises";
-import type { Page, Route } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONSOLE_ASSETS, CONSOLE_PAGE } from "../../src/console/assets.ts";
 import { type Browser, launchChromium } from "../support/chromium.ts";
+import { openFakeConsole } from "./fake-runner.ts";
 
-const ORIGIN = "http://console.test";
 const T0 = Date.parse("2026-12-07T10:00:00.000Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();
 
@@ -33,29 +30,14 @@ const sessionDocument = (sessionId: string, extra: Record<string, unknown>) => (
 
 const SESSIONS = [sessionDocument("aaaaaaaaaaaa", { timeline: TIMELINE }), sessionDocument("bbbbbbbbbbbb", {})];
 
-/** A runner made of canned answers: capabilities, the list above, and streams that end at once. */
-async function fakeRunner(route: Route): Promise<void> {
-  const path = new URL(route.request().url()).pathname;
-  const asset = path.startsWith("/console/assets/") ? CONSOLE_ASSETS[path.slice("/console/assets/".length)] : path === "/console" ? CONSOLE_PAGE : undefined;
-  if (asset) return route.fulfill({ body: await readFile(asset.path), contentType: asset.contentType });
-  if (path === "/v1/capabilities") return route.fulfill({ json: { displayName: "fake", config: { schema: {} }, features: { io: ["tty"], ports: true, watch: false } } });
-  if (path === "/console/api/sessions") return route.fulfill({ json: { sessions: SESSIONS } });
-  if (path.endsWith("/events")) {
-    return route.fulfill({ contentType: "text/event-stream", body: `id: 1\nevent: status\ndata: ${JSON.stringify({ type: "status", status: { kind: "exited", code: 0 } })}\n\n` });
-  }
-  return route.fulfill({ status: 404, json: { error: "not_found", message: path } });
-}
-
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
   browser = await launchChromium();
   page = await browser.context.newPage();
-  await page.route(`${ORIGIN}/**`, fakeRunner);
-  // The terminal's socket has no runner to reach: it is closed as a finished session's is.
-  await page.routeWebSocket(/\/io\b/, (socket) => socket.close({ code: 4410, reason: "session ended" }));
-  await page.goto(`${ORIGIN}/console`);
+  const exited = [{ type: "status", status: { kind: "exited", code: 0 } }];
+  await openFakeConsole(page, { sessions: SESSIONS, events: { aaaaaaaaaaaa: exited, bbbbbbbbbbbb: exited } });
 });
 
 afterAll(() => browser?.close());

@@ -17,7 +17,7 @@ export class Endpoints {
     return row;
   }
 
-  /** Takes one stream event; true when it changed the table. */
+  /** Takes one stream event; events that say nothing of endpoints leave the table as it is. */
   apply(event) {
     if (event.type === "status" && event.status.kind === "running") {
       for (const endpoint of event.status.endpoints ?? []) this.row(keyOf(endpoint.protocol, endpoint.port), endpoint);
@@ -26,17 +26,18 @@ export class Endpoints {
     } else if (event.type === "endpoints") {
       for (const endpoint of event.added ?? []) this.row(keyOf(endpoint.protocol, endpoint.port), { ...endpoint, app: event.app });
       for (const endpoint of event.removed ?? []) this.rows.delete(keyOf(endpoint.protocol, endpoint.port));
-      for (const rejected of event.rejected ?? []) this.row(keyOf("tcp", rejected.port), { app: event.app, port: rejected.port, protocol: "tcp", rejected: rejected.reason });
+      // A rejection names a port only, no protocol: its own row, whatever the port's protocol.
+      for (const rejected of event.rejected ?? []) this.row(`rejected ${rejected.port}`, { app: event.app, port: rejected.port, rejected: rejected.reason });
     } else if (event.type === "route") {
+      // Routes (HTTP hosts) and reachability probes are for tcp ports only.
       const key = keyOf("tcp", event.port, event.app === undefined);
       this.row(key, { app: event.app ?? "agent", port: event.port, protocol: "tcp", host: event.host, route: event.state, routeReason: event.reason });
     } else if (event.type === "reachability") {
       this.row(keyOf("tcp", event.port), { app: event.app, port: event.port, protocol: "tcp", reachability: event.state });
     } else {
-      return false;
+      return;
     }
     this.render();
-    return true;
   }
 
   render() {
@@ -72,7 +73,7 @@ function renderRow(key, row) {
   if (row.reachability) tr.dataset.reachability = row.reachability;
   const route = row.route ? `${row.route}${row.routeReason ? `: ${row.routeReason}` : ""}` : "—";
   tr.append(
-    cell(`${row.protocol}/${row.port}`),
+    cell(row.protocol ? `${row.protocol}/${row.port}` : String(row.port)),
     cell(row.app ?? "app"),
     cell(route, row.route ? `state ${row.route}` : undefined),
     cell(row.reachability ?? "—", row.reachability ? `state ${row.reachability}` : undefined),
