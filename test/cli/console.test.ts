@@ -5,7 +5,8 @@
  * its status, the version its kernel reports and its route's link; a catalog app started with
  * the keyboard runs beside it; both stop. No request of the page fails, axe-core finds no serious
  * or critical violation, and a narrow window scrolls nothing sideways. A refused version shows
- * the runner's reason; another session's terminal echoes what is typed and survives an api restart. Screenshots go to .tmp/console/, and to
+ * the runner's reason; another session's terminal echoes what is typed, survives an api restart,
+ * and lets the keyboard out with Escape then Tab. Screenshots go to .tmp/console/, and to
  * docs/images/ with K8S_RUNNER_UPDATE_SCREENSHOTS=1.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -199,7 +200,7 @@ describe("session console", () => {
     await page.close();
   });
 
-  it("shows why a version is refused; echoes what is typed into a session's terminal, keeps it across an api restart, and stops it", async () => {
+  it("shows why a version is refused; echoes what is typed into a session's terminal, keeps it across an api restart, lets the keyboard out, and stops it", async () => {
     const page = await browser.context.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
@@ -237,6 +238,13 @@ describe("session console", () => {
     await expect.poll(() => copies("after restart"), WAIT).toBe(2);
     expect(await copies("hello console")).toBe(2);
     await page.screenshot({ path: join(ARTIFACTS, "console-terminal.png"), fullPage: true });
+
+    // Tab goes to the app; Escape then Tab leaves the terminal for the next control.
+    await page.keyboard.press("Tab");
+    expect(await panel.locator(".term-host textarea").evaluate((input) => input.matches(":focus"))).toBe(true);
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Tab");
+    expect(await panel.locator(".log summary").evaluate((summary) => summary.matches(":focus"))).toBe(true);
 
     await panel.getByRole("button", { name: `Stop session ${sessionId}` }).click();
     await statusIs(panel, "stopped");

@@ -43,7 +43,9 @@ export class SessionPanel {
 
   /** Starts the event stream and the terminal; call once the panel is in the page (the terminal measures its width). */
   start() {
-    this.terminal = openTerminal(this.$("term-host"), this.id, `Terminal of session ${this.id}`);
+    const hint = this.$("term-hint");
+    hint.id = `session-${this.id}-term-hint`;
+    this.terminal = openTerminal(this.$("term-host"), this.id, `Terminal of session ${this.id}`, hint.id);
     this.source = new EventSource(sessionPath(this.id, "/events"));
     for (const type of EVENT_TYPES) this.source.addEventListener(type, (message) => this.onEvent(JSON.parse(message.data)));
     this.source.addEventListener("gap", () => this.log("[earlier events were evicted]"));

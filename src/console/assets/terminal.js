@@ -80,12 +80,29 @@ function connect(id, term) {
   };
 }
 
+/**
+ * The terminal takes Tab (the app may want it), which would trap a keyboard user inside it:
+ * Escape then Tab (or Shift+Tab) leaves it instead. The Escape still reaches the app.
+ */
+function escapeThenTabLeaves(term) {
+  let escaped = false;
+  term.attachCustomKeyEventHandler((event) => {
+    if (event.type !== "keydown") return !(escaped && event.key === "Tab");
+    if (escaped && event.key === "Tab") return false;
+    escaped = event.key === "Escape";
+    return true;
+  });
+}
+
 /** Opens session `id`'s terminal in `host`; returns what closes it (the session keeps running). */
-export function openTerminal(host, id, label) {
+export function openTerminal(host, id, label, hintId) {
   const term = new Terminal({ cols: columnsFor(host), rows: ROWS, fontSize: FONT.size, fontFamily: FONT.family });
   term.open(host);
+  escapeThenTabLeaves(term);
   // xterm's input is a textarea; its name is what a screen reader announces on focus.
-  host.querySelector("textarea")?.setAttribute("aria-label", label);
+  const input = host.querySelector("textarea");
+  input?.setAttribute("aria-label", label);
+  input?.setAttribute("aria-describedby", hintId);
   const resize = new ResizeObserver(() => {
     const cols = columnsFor(host);
     if (cols !== term.cols) term.resize(cols, ROWS);
