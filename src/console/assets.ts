@@ -15,10 +15,15 @@ const xterm = dirname(createRequire(import.meta.url).resolve("@xterm/xterm/packa
 
 export const CONSOLE_PAGE: Asset = { path: join(here, "index.html"), contentType: "text/html; charset=utf-8" };
 
+const JS = "text/javascript; charset=utf-8";
+
+/** The page's own modules, each served as it is (no build step: the browser loads ES modules). */
+const MODULES = ["console.js", "api.js", "capabilities.js", "form.js", "bundle.js", "describe.js", "session-panel.js", "endpoints.js", "terminal.js", "timeline.js"];
+
 export const CONSOLE_ASSETS: Record<string, Asset> = {
-  "console.js": { path: join(here, "console.js"), contentType: "text/javascript; charset=utf-8" },
+  ...Object.fromEntries(MODULES.map((file) => [file, { path: join(here, file), contentType: JS }])),
   "console.css": { path: join(here, "console.css"), contentType: "text/css; charset=utf-8" },
-  "xterm.mjs": { path: join(xterm, "lib", "xterm.mjs"), contentType: "text/javascript; charset=utf-8" },
+  "xterm.mjs": { path: join(xterm, "lib", "xterm.mjs"), contentType: JS },
   "xterm.css": { path: join(xterm, "css", "xterm.css"), contentType: "text/css; charset=utf-8" },
 };
 
