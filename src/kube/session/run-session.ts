@@ -4,7 +4,7 @@
  * ran; then terminal, routes, debug relay and reachability; its end is the session's end.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import type { DebugFrame } from "../../contract/wire.ts";
+import type { DebugFrame, TimelineEntry } from "../../contract/wire.ts";
 import type { BackendCallbacks, RunningStatus, Started, StartSpec, Workload } from "../../sessions/backend-seam.ts";
 import { SessionStartError } from "../../sessions/backend-seam.ts";
 import { BundleArchiveError, bundleArchive } from "../bundle/bundle-archive.ts";
@@ -12,6 +12,7 @@ import { type KubeContext, runnerLine } from "../context.ts";
 import { appPod } from "../specs/app-pod.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { RUN_INSPECT_PORT, runPod } from "../specs/run-pod.ts";
+import { POOL_POD_PREFIX } from "../specs/names.ts";
 import { kernelImage, namesTeloVersion } from "../specs/kernel-image.ts";
 import { apiReason } from "../status/api-error.ts";
 import { sessionEndpoints } from "../status/endpoints.ts";
@@ -56,7 +57,9 @@ export class RunSession {
   async start(): Promise<Started> {
     const claimed = await this.#claimWarm();
     if (claimed !== undefined) {
-      const pod = this.#follow(claimed);
+      // The pool pod was scheduled and started before this session existed: its claim is the start.
+      this.#stage({ stage: "warm-claimed", at: new Date().toISOString(), detail: claimed });
+      const pod = this.#follow(claimed, false, undefined, false);
       pod.check();
       return this.#whenStarted(pod);
     }
@@ -78,7 +81,9 @@ export class RunSession {
    * not leave the session `starting` with a workload whose stop does nothing.
    */
   async adopt(existing: V1Pod, streams?: AdoptedStreams): Promise<Started> {
-    const pod = this.#follow(existing.metadata!.name!, true, streams?.startOf(this.#app.name));
+    const name = existing.metadata!.name!;
+    // A claimed pool pod's status dates a start from before the session existed: not its stages.
+    const pod = this.#follow(name, true, streams?.startOf(this.#app.name), !name.startsWith(POOL_POD_PREFIX));
     // A pod that ended while no supervisor watched it (or whose delete failed just before the
     // kill) ran: the session ends as the pod ended, not as a failed start.
     const current = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
@@ -107,7 +112,7 @@ export class RunSession {
     }
   }
 
-  #follow(podName: string, adopted = false, start?: TerminalStart): SessionPod {
+  #follow(podName: string, adopted = false, start?: TerminalStart, cold = true): SessionPod {
     this.#pod = new SessionPod(this.#ctx, {
       podName,
       needsIp: false,
@@ -115,6 +120,7 @@ export class RunSession {
       adopted,
       stopRequested: this.#callbacks.stopRequested,
       onProgress: (message) => this.#callbacks.emit({ type: "progress", app: this.#app.name, phase: "provision", message }),
+      ...(cold && { stages: { container: SESSION_CONTAINER, onStage: (entry) => this.#stage(entry) } }),
     });
     this.#terminal = new ContainerTerminal(this.#ctx, {
       podName,
@@ -262,6 +268,10 @@ export class RunSession {
 
   #onDebug(frame: DebugFrame): void {
     this.#callbacks.emit({ type: "debug", app: this.#app.name, frame });
+  }
+
+  #stage(entry: TimelineEntry): void {
+    this.#callbacks.emit({ type: "stage", ...entry });
   }
 
   #say(text: string): void {
