@@ -285,6 +285,8 @@ export const SessionDocumentSchema = v.object({
       io: IoModeSchema,
       generation: v.number(),
       ports: v.array(PortMappingSchema),
+      /** The Telo version the app was started on, when the request named one (docs/telo-versions.md). */
+      telo: v.optional(v.string()),
     }),
   ),
   createdAt: v.string(),

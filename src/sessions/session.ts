@@ -323,6 +323,7 @@ export class Session {
   }
 
   toDocument(): SessionDocument {
+    const teloOf = (name: string) => this.#launch.apps.find((app) => app.name === name)?.telo;
     return {
       sessionId: this.id,
       status: this.status,
@@ -333,6 +334,7 @@ export class Session {
         io: app.io,
         generation: app.run.generation,
         ports: app.ports,
+        ...(teloOf(app.name) !== undefined && { telo: teloOf(app.name) }),
       })),
       createdAt: this.createdAt.toISOString(),
       ...(this.exitedAt && { exitedAt: this.exitedAt.toISOString() }),
