@@ -81,6 +81,8 @@ export class SessionLauncher {
     const at = new Date().toISOString();
     if (status.kind === "running") session.record({ stage: "running", at, ...(this.#adopted.has(session) && { detail: "as a restarted supervisor took the pod over" }) });
     if (status.kind === "failed") session.record({ stage: "failed", at, detail: status.message.slice(0, 500) });
+    // With a debug stream the run's own end is on the timeline already (a `run` event).
+    if (status.kind === "exited" && !hasDebugStream(session)) session.record({ stage: "completed", at, detail: `the app exited with code ${status.code}` });
     this.registry.statusChanged(session, status, new Date());
     this.#starts.get(session)?.status(status.kind);
     this.logFor(session).info("session status", { status: status.kind, ...(status.kind === "exited" && { code: status.code }) });
@@ -98,7 +100,7 @@ export class SessionLauncher {
   #firstOutput(session: Session): void {
     if (this.#spoke.has(session)) return;
     this.#spoke.add(session);
-    if (session.mode === "run" && !session.launch.inspect) session.record({ stage: "kernel-running", at: new Date().toISOString(), detail: "first output" });
+    if (!hasDebugStream(session)) session.record({ stage: "kernel-running", at: new Date().toISOString(), detail: "first output" });
   }
 
   /** One backend event into the session: most are recorded as they are. */
@@ -142,4 +144,9 @@ export class SessionLauncher {
         return append(event);
     }
   }
+}
+
+/** Watch sessions always have a kernel debug stream, run sessions with `inspect`. */
+function hasDebugStream(session: Session): boolean {
+  return session.mode === "watch" || session.launch.inspect;
 }

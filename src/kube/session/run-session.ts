@@ -18,6 +18,7 @@ import { apiReason } from "../status/api-error.ts";
 import { sessionEndpoints } from "../status/endpoints.ts";
 import { decidePod, type PodDecision } from "../status/pod-decision.ts";
 import { terminalStatus, type TerminalStatus } from "../status/terminal-status.ts";
+import { runSessionOutcome } from "../status/run-ended.ts";
 import type { WarmPool } from "../pool/warm-pool.ts";
 import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
@@ -88,7 +89,7 @@ export class RunSession {
     // kill) ran: the session ends as the pod ended, not as a failed start.
     const current = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
     if (current.kind === "ended") {
-      void this.#finish(terminalStatus(current.pod, this.#callbacks.isUserStopped()));
+      void this.#finish(terminalStatus(current.pod, this.#callbacks.isUserStopped()), current.pod);
       return { workload: this.#workload(), running: undefined };
     }
     pod.check();
@@ -142,7 +143,7 @@ export class RunSession {
       throw error instanceof StartFailure ? await this.#failStart(pod, error.message) : error;
     }
     const started = { workload: this.#workload(), running: this.#runningStatus() };
-    if (outcome.kind === "ran") void this.#finish(terminalStatus(outcome.pod, this.#callbacks.isUserStopped()));
+    if (outcome.kind === "ran") void this.#finish(terminalStatus(outcome.pod, this.#callbacks.isUserStopped()), outcome.pod);
     else {
       pod.goLive((_current, decision) => this.#onLivePod(decision));
       void this.#whenRunning(outcome.pod);
@@ -254,7 +255,7 @@ export class RunSession {
   #onLivePod(decision: PodDecision): void {
     const userStopped = this.#callbacks.isUserStopped();
     if (decision.kind === "gone") void this.#finish(userStopped ? { kind: "stopped" } : { kind: "failed", message: "pod disappeared" });
-    else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped));
+    else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped), decision.pod);
   }
 
   /**
@@ -296,11 +297,16 @@ export class RunSession {
     return failure;
   }
 
-  async #finish(status: TerminalStatus): Promise<void> {
+  /**
+   * The session ends with `status`; its run ends with it, before the status that ends the
+   * stream (the kernel says nothing of a run's end: see runSessionOutcome).
+   */
+  async #finish(status: TerminalStatus, last?: V1Pod): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
     this.#release();
     if (status.kind !== "stopped") await this.#terminal?.backfill();
+    this.#callbacks.emit({ type: "runEnded", app: this.#app.name, outcome: runSessionOutcome(status, last, SESSION_CONTAINER) });
     this.#callbacks.emit({ type: "status", status });
     this.#resolveDone();
     // The history lives in the supervisor now: an ended pod would only hold quota. Its
