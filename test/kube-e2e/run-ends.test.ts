@@ -49,6 +49,22 @@ describe(`run ends on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, ()
     expect((await runner.client.getSession(sessionId)).timeline.at(-1)).toMatchObject({ stage: "failed", detail: "app run 1 failed: the session was stopped" });
   });
 
+  it("fails a manifest with its count and its cause first, on the stream and on the timeline", async () => {
+    const echoes = Array.from({ length: 12 }, (_, index) => `warning[UNUSED_RESOURCE]: resource 'Todo.Handler${index}' is not used\n  --> telo.yaml:${index * 6 + 10}:3\n   |\n`);
+    const output = `${echoes.join("")}error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined\n  --> telo.yaml:4:12\n1 error, 12 warnings\n`;
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({ output, "exit-code": 1, "run-ms": 1500 }, { inspect: true }));
+    const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
+    const message = end?.type === "status" && end.status.kind === "failed" ? end.status.message : "";
+    expect(message.split("\n").slice(0, 3)).toEqual([
+      'container "session" failed: Error (exit code 1): 1 error, 12 warnings',
+      "error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined",
+      "  --> telo.yaml:4:12",
+    ]);
+    const { timeline } = await runner.client.getSession(sessionId);
+    expect(timeline.at(-1)).toEqual({ stage: "failed", at: expect.any(String), detail: message.slice(0, 500) });
+    expect(timeline.at(-2)).toMatchObject({ stage: "completed", detail: expect.stringMatching(/^app run 1 completed with code 1 /) });
+  });
+
   it("has no run events without inspect (no debug stream), and its end on the timeline", async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ "exit-code": 0, "run-ms": 300 }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
