@@ -56,15 +56,18 @@ describe("the session timeline on the simulated cluster", () => {
     expect(timeline.find((entry) => entry.stage === "kernel-running")?.detail).toBe("Kernel.Started");
   });
 
-  it("rebuilds the pod's dated stages after a supervisor restart, and says the running is the new supervisor's", async () => {
-    const { sessionId } = await runner.client.createSession(kubeSessionBody());
-    await eventsUntil(runner.client, sessionId, isStatus("running"));
+  it("rebuilds the dated stages after a supervisor restart, and says the running is the new supervisor's", async () => {
+    const { sessionId } = await runner.client.createSession(kubeSessionBody({}, { inspect: true }));
+    await eventsUntil(runner.client, sessionId, (event) => event.type === "run" && event.phase === "started");
+    await waitFor("the kernel's start on the timeline", async () => (await runner.client.getSession(sessionId)).timeline.some((entry) => entry.stage === "kernel-running") || undefined);
     const before = (await runner.client.getSession(sessionId)).timeline;
     await runner.stopSupervisor("SIGKILL");
     await runner.startSupervisor();
     await waitFor("the session to be adopted", async () => (await runner.client.getSession(sessionId).catch(() => undefined))?.status.kind === "running" || undefined);
+    // The kernel's inspector replays its frames to the new supervisor, with their timestamps.
+    await waitFor("the kernel's start again", async () => (await runner.client.getSession(sessionId)).timeline.some((entry) => entry.stage === "kernel-running") || undefined);
     const after = (await runner.client.getSession(sessionId)).timeline;
-    const dated = (timeline: TimelineEntry[]) => timeline.filter((entry) => ["admitted", "scheduled", "bundle-delivered", "container-started"].includes(entry.stage));
+    const dated = (timeline: TimelineEntry[]) => timeline.filter((entry) => ["admitted", "scheduled", "bundle-delivered", "container-started", "kernel-running"].includes(entry.stage));
     expect(dated(after)).toEqual(dated(before));
     expect(after.find((entry) => entry.stage === "running")?.detail).toBe("as a restarted supervisor took the pod over");
     await runner.client.deleteSession(sessionId);
@@ -116,7 +119,7 @@ describe("a warm start's timeline on the simulated cluster", () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ output: "warm\n", "run-ms": 300 }));
     await eventsUntil(runner.client, sessionId);
     const { timeline } = await runner.client.getSession(sessionId);
-    expect(stagesOf(timeline)).toEqual(["admitted", "warm-claimed", "running", "kernel-running"]);
+    expect(stagesOf(timeline)).toEqual(["admitted", "warm-claimed", "running", "kernel-running", "completed"]);
     expect(timeline[1]?.detail).toMatch(/^telo-pool-/);
   });
 });
