@@ -9,7 +9,7 @@ import { LABEL } from "../../src/kube/specs/names.ts";
 import { scrape, valueOf } from "../support/metrics.ts";
 import { waitFor } from "../support/wait.ts";
 import { type ClusterRunner, SESSION_NAMESPACE, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
-import { eventsUntil, isStatus } from "../support/streams.ts";
+import { eventsUntil } from "../support/streams.ts";
 
 const stagesOf = (timeline: TimelineEntry[]) => timeline.map((entry) => entry.stage);
 const times = (timeline: TimelineEntry[]) => timeline.map((entry) => Date.parse(entry.at));
