@@ -29,7 +29,7 @@ export type Command =
   | { name: "run"; global: GlobalOptions; run: RunOptions }
   | { name: "sessions"; global: GlobalOptions }
   | { name: "logs" | "attach"; global: GlobalOptions; sessionId: string; app: string | undefined }
-  | { name: "stop"; global: GlobalOptions; sessionId: string }
+  | { name: "stop" | "describe"; global: GlobalOptions; sessionId: string }
   | { name: "probe"; global: GlobalOptions; image: string; pullPolicy: v.InferOutput<typeof PullPolicySchema> }
   | { name: "capabilities"; global: GlobalOptions };
 
@@ -48,6 +48,7 @@ commands:
   logs <id>           print a session's output (replayed, then live until it ends)
   attach <id>         attach this terminal to a session; exits with the app's exit code
   stop <id>           stop a session
+  describe <id>       print a session's mode, status, endpoints and its start's timeline
   probe               ask the runner whether it can run an image
   capabilities        print the runner's capabilities document
 
@@ -78,6 +79,7 @@ const COMMAND_OPTIONS: Record<string, readonly string[]> = {
   logs: ["app"],
   attach: ["app"],
   stop: [],
+  describe: [],
   probe: ["image", "pull"],
   capabilities: [],
 };
@@ -86,6 +88,7 @@ const COMMAND_ARGUMENTS: Record<string, readonly string[]> = {
   logs: ["id"],
   attach: ["id"],
   stop: ["id"],
+  describe: ["id"],
 };
 
 function keyValues(option: string, raws: string[] | undefined): Record<string, string> | string {
@@ -173,6 +176,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
     case "attach":
       return { ok: true, command: { name, global: options, sessionId: rest[0]!, app: values.app } };
     case "stop":
+    case "describe":
       return { ok: true, command: { name, global: options, sessionId: rest[0]! } };
     case "probe":
       if (values.image === undefined) return { ok: false, message: "'probe' needs --image <ref>" };

@@ -10,7 +10,7 @@ import { RunnerError } from "../client/index.ts";
 import { type Command, USAGE, parseCommandLine } from "./args.ts";
 import { BundleError } from "./bundle.ts";
 import { attachCommand } from "./commands/attach.ts";
-import { capabilitiesCommand, probeCommand, sessionsCommand, stopCommand } from "./commands/oneshot.ts";
+import { capabilitiesCommand, describeCommand, probeCommand, sessionsCommand, stopCommand } from "./commands/oneshot.ts";
 import { runCommand } from "./commands/run.ts";
 import { type CliContext, newClient } from "./context.ts";
 import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE } from "./exit-code.ts";
@@ -29,6 +29,8 @@ function execute(context: CliContext, command: Exclude<Command, { name: "help" |
       return sessionsCommand(context);
     case "stop":
       return stopCommand(context, command.sessionId);
+    case "describe":
+      return describeCommand(context, command.sessionId);
     case "probe":
       return probeCommand(context, command.image, command.pullPolicy);
     case "capabilities":

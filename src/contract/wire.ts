@@ -245,6 +245,35 @@ export const CreatedSessionSchema = v.object({
 });
 export type CreatedSession = v.InferOutput<typeof CreatedSessionSchema>;
 
+/**
+ * The stages of a session's start, and the ends of its runs, as the runner saw them
+ * (docs/api.md "The timeline"). Each start stage appears at most once.
+ */
+export const TimelineStageSchema = v.picklist([
+  "admitted",
+  "scheduled",
+  "image-pulled",
+  "warm-claimed",
+  "bundle-delivered",
+  "container-started",
+  "kernel-running",
+  "running",
+  "completed",
+  "failed",
+]);
+export type TimelineStage = v.InferOutput<typeof TimelineStageSchema>;
+
+/** At most this many entries: every start stage once, then the latest run ends and failures. */
+export const TIMELINE_MAX_ENTRIES = 24;
+
+export const TimelineEntrySchema = v.object({
+  stage: TimelineStageSchema,
+  /** ISO 8601; the cluster's clock for what the pod's status dates, the runner's for the rest. */
+  at: v.string(),
+  detail: v.optional(v.pipe(v.string(), v.maxLength(500))),
+});
+export type TimelineEntry = v.InferOutput<typeof TimelineEntrySchema>;
+
 export const SessionDocumentSchema = v.object({
   sessionId: v.string(),
   status: RunStatusSchema,
@@ -256,10 +285,13 @@ export const SessionDocumentSchema = v.object({
       io: IoModeSchema,
       generation: v.number(),
       ports: v.array(PortMappingSchema),
+      /** The Telo version the app was started on, when the request named one (docs/telo-versions.md). */
+      telo: v.optional(v.string()),
     }),
   ),
   createdAt: v.string(),
   exitedAt: v.optional(v.string()),
+  timeline: v.pipe(v.array(TimelineEntrySchema), v.maxLength(TIMELINE_MAX_ENTRIES)),
 });
 export type SessionDocument = v.InferOutput<typeof SessionDocumentSchema>;
 

@@ -13,6 +13,7 @@ import {
   ReachabilityEventSchema,
   RouteEventSchema,
   StatusEventSchema,
+  TimelineEntrySchema,
   type AvailabilityReport,
   type ProbeConfig,
   type ResolvedApp,
@@ -73,6 +74,9 @@ const RunEndedEventSchema = v.object({
   outcome: RunOutcomeSchema,
 });
 
+/** A stage of the start the backend saw (the pod's status dates most): to the session's timeline, not the stream. */
+const StageEventSchema = v.object({ type: v.literal("stage"), ...TimelineEntrySchema.entries });
+
 /**
  * Everything a backend reports about a running session, through one channel. Most are wire
  * events the session records as they are; a new wire event only needs its emitter.
@@ -86,6 +90,7 @@ export const BackendEventSchema = v.union([
   RouteEventSchema,
   OutputEventSchema,
   RunEndedEventSchema,
+  StageEventSchema,
 ]);
 export type BackendEvent = v.InferOutput<typeof BackendEventSchema>;
 

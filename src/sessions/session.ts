@@ -14,12 +14,14 @@ import {
   type RunTrigger,
   type SessionDocument,
   type SessionMode,
+  type TimelineEntry,
   isTerminal,
 } from "../contract/wire.ts";
 import type { StartSpec, Workload } from "./backend-seam.ts";
 import { ReloadBudget } from "./reload-budget.ts";
 import { ReplayRing } from "./replay-ring.ts";
 import { RunProjection } from "./run-projection.ts";
+import { withEntry } from "./timeline.ts";
 
 /** A stored event: its SSE name, its JSON, and whether it ends the session's stream. */
 export type EventRecord = { type: RunEvent["type"]; json: string; terminal: boolean };
@@ -81,6 +83,8 @@ export class Session {
   readonly apps = new Map<string, AppChannel>();
   readonly agent: CatalogEntry | undefined;
   status: RunStatus = { kind: "starting" };
+  /** The start's stages and the runs' ends (docs/api.md "The timeline"); admitted when created. */
+  timeline: TimelineEntry[];
   exitedAt: Date | undefined;
   subscribers = 0;
   /** When the last subscriber left (or registration); null while anyone watches. */
@@ -105,6 +109,7 @@ export class Session {
     this.id = init.launch.sessionId;
     this.mode = init.launch.mode;
     this.createdAt = init.now;
+    this.timeline = [{ stage: "admitted", at: init.now.toISOString() }];
     this.#launch = init.launch;
     this.agent = init.agent;
     this.idleSince = init.now.getTime();
@@ -289,6 +294,11 @@ export class Session {
     }
   }
 
+  /** Adds a stage or a run's end to the timeline, in its place by time. */
+  record(entry: TimelineEntry): void {
+    this.timeline = withEntry(this.timeline, entry);
+  }
+
   onChange(listener: ChangeListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -313,6 +323,7 @@ export class Session {
   }
 
   toDocument(): SessionDocument {
+    const teloOf = (name: string) => this.#launch.apps.find((app) => app.name === name)?.telo;
     return {
       sessionId: this.id,
       status: this.status,
@@ -323,9 +334,11 @@ export class Session {
         io: app.io,
         generation: app.run.generation,
         ports: app.ports,
+        ...(teloOf(app.name) !== undefined && { telo: teloOf(app.name) }),
       })),
       createdAt: this.createdAt.toISOString(),
       ...(this.exitedAt && { exitedAt: this.exitedAt.toISOString() }),
+      timeline: this.timeline,
     };
   }
 

@@ -127,7 +127,8 @@ export const HELD_OPEN_NOTICE = "[inspect] holding the application open";
  * (`Kernel.Stopped`, then a new boot). `script()` is read at every boot, so a test can change
  * what the next reload reports by updating the pod's annotations. Like the real kernel,
  * `telo run --inspect` (not under `--watch`) announces that it holds the application open for
- * its debugger before anything has run: the line says nothing about the run's end.
+ * its debugger before anything has run: the line says nothing about the run's end, and neither
+ * does any frame when the app ends.
  */
 export function driveKernel(debug: KernelDebugStream, workspace: WorkspaceTree, proc: ContainerProcess, argv: string[], env: Record<string, string>, script: () => KernelScript): void {
   const watchMode = argv.some((a) => /(^|\s)--watch(\s|$)/.test(a));
@@ -160,9 +161,8 @@ export function driveKernel(debug: KernelDebugStream, workspace: WorkspaceTree, 
     boot();
   };
   workspace.on("change", onChange);
-  proc.once("exit", (exit) => {
-    workspace.off("change", onChange);
-    if (booted) debug.emit("Kernel.Stopped", { exitCode: exit.exitCode });
-  });
+  // A real `telo run` reports no `Kernel.Stopped` when its app ends: the runner learns the
+  // run's end from the pod. Only a watch kernel's reloads say it (above).
+  proc.once("exit", () => workspace.off("change", onChange));
   if (entry === undefined || workspace.has(entry)) boot();
 }

@@ -10,6 +10,7 @@ import { type StartTracker, trackStart } from "../metrics/figures.ts";
 import { type Backend, type BackendCallbacks, type BackendEvent, SessionStartError, type Started } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
+import { frameTime, runEndEntry } from "../sessions/timeline.ts";
 import { addedWithToken, statusWithToken } from "../sessions/workload-token.ts";
 
 export type StartWorkload = (callbacks: BackendCallbacks) => Promise<Started>;
@@ -19,6 +20,10 @@ export class SessionLauncher {
   readonly #starts = new WeakMap<Session, StartTracker>();
   /** The starts not yet settled (neither running nor failed). */
   readonly #unsettled = new Map<Session, Promise<void>>();
+  /** Sessions taken over from a pod an earlier supervisor started: their `running` is this one's. */
+  readonly #adopted = new WeakSet<Session>();
+  /** Sessions whose first output has been seen (the kernel runs, when no debug stream says so). */
+  readonly #spoke = new WeakSet<Session>();
 
   constructor(
     readonly backend: Backend,
@@ -43,6 +48,7 @@ export class SessionLauncher {
 
   async #launch(session: Session, start?: StartWorkload): Promise<void> {
     this.#starts.set(session, trackStart(session.mode, Date.now));
+    if (start) this.#adopted.add(session);
     const callbacks: BackendCallbacks = {
       emit: (event) => this.#record(session, event),
       isUserStopped: () => session.userStopped,
@@ -72,6 +78,11 @@ export class SessionLauncher {
   emitStatus(session: Session, status: RunStatus): void {
     if (session.disposed || session.terminal) return;
     session.append({ type: "status", status: statusWithToken(status, session.launch.token) });
+    const at = new Date().toISOString();
+    if (status.kind === "running") session.record({ stage: "running", at, ...(this.#adopted.has(session) && { detail: "as a restarted supervisor took the pod over" }) });
+    if (status.kind === "failed") session.record({ stage: "failed", at, detail: status.message.slice(0, 500) });
+    // With a debug stream the run's own end is on the timeline already (a `run` event).
+    if (status.kind === "exited" && !hasDebugStream(session)) session.record({ stage: "completed", at, detail: `the app exited with code ${status.code}` });
     this.registry.statusChanged(session, status, new Date());
     this.#starts.get(session)?.status(status.kind);
     this.logFor(session).info("session status", { status: status.kind, ...(status.kind === "exited" && { code: status.code }) });
@@ -82,18 +93,38 @@ export class SessionLauncher {
     return this.log.child({ sessionId: session.id });
   }
 
+  /**
+   * Without a debug stream (a run session without `inspect`) the kernel says nothing of its
+   * start: its first output is the first sign it runs. With one, `Kernel.Started` says it.
+   */
+  #firstOutput(session: Session): void {
+    if (this.#spoke.has(session)) return;
+    this.#spoke.add(session);
+    if (!hasDebugStream(session)) session.record({ stage: "kernel-running", at: new Date().toISOString(), detail: "first output" });
+  }
+
   /** One backend event into the session: most are recorded as they are. */
   #record(session: Session, event: BackendEvent): void {
     if (session.disposed) return;
-    const append = (recorded: RunEvent): void => void session.append(recorded);
+    const append = (recorded: RunEvent): void => {
+      session.append(recorded);
+      const end = runEndEntry(recorded, new Date());
+      if (end) session.record(end);
+    };
     switch (event.type) {
       case "status":
         return this.emitStatus(session, event.status);
       case "output":
+        this.#firstOutput(session);
         return session.pushOutput(event.app, event.bytes, event.tag);
+      case "stage": {
+        const { type: _type, ...entry } = event;
+        return session.record(entry);
+      }
       case "debug": {
         const channel = session.apps.get(event.app);
         if (!channel) return;
+        if (event.frame.event === "Kernel.Started") session.record({ stage: "kernel-running", at: frameTime(event.frame.timestamp, new Date()), detail: "Kernel.Started" });
         if (isEventFrame(event.frame)) append(event);
         for (const run of channel.run.onFrame(event.frame, Date.now())) append(run);
         return;
@@ -113,4 +144,9 @@ export class SessionLauncher {
         return append(event);
     }
   }
+}
+
+/** Watch sessions always have a kernel debug stream, run sessions with `inspect`. */
+function hasDebugStream(session: Session): boolean {
+  return session.mode === "watch" || session.launch.inspect;
 }

@@ -56,6 +56,7 @@ describe("POST /v1/sessions", () => {
       mode: "run",
       apps: [{ name: "app", io: "tty", generation: 0, ports: [] }],
       createdAt: body.createdAt,
+      timeline: [{ stage: "admitted", at: body.createdAt }],
     });
   });
 

@@ -2,7 +2,7 @@
  * The session engine's pod-lifecycle guarantees through both processes and the simulated
  * cluster (docs/kubernetes.md "The engine"): what a pod prints before its terminal is
  * attached, the terminal's size, one delete per stop, no re-attach to an ended container, and
- * the end of a run its kernel holds open for the debugger.
+ * the end of a run its kernel holds open for the debugger (more in run-ends.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
@@ -86,7 +86,7 @@ describe("the session engine on the simulated cluster", () => {
     expect(textOf(await framesUntilText(terminal, "holding the application open"))).toContain("holding the application open");
     const started = (event: { type: string; phase?: string }) => event.type === "run" && event.phase === "started";
     await eventsUntil(runner.client, sessionId, started);
-    // The app still runs (it echoes), and no run ended: only Kernel.Stopped or the pod's end says so.
+    // The app still runs (it echoes), and no run ended: only the pod's end (or a Kernel.Stopped) says so.
     await terminal.send("still here\r");
     expect(textOf(await framesUntilText(terminal, "still here"))).toContain("still here");
     terminal.close();
@@ -96,7 +96,7 @@ describe("the session engine on the simulated cluster", () => {
     await stop(sessionId);
   });
 
-  it("ends an inspect run when its kernel stops, not before", async () => {
+  it("ends an inspect run when its pod ends, not before (the kernel says nothing of it)", async () => {
     const { sessionId } = await runner.client.createSession(sessionBody({ simulate: { "exit-code": 0, "run-ms": 300 } }, { inspect: true }));
     const events = eventsOf(await eventsUntil(runner.client, sessionId));
     expect(events.filter((event) => event.type === "run").map((event) => event.type === "run" && event.phase)).toEqual(["started", "completed"]);

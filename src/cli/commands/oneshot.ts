@@ -1,6 +1,7 @@
-/** The request-and-answer commands: `sessions`, `stop`, `probe`, `capabilities`. */
+/** The request-and-answer commands: `sessions`, `stop`, `describe`, `probe`, `capabilities`. */
 import type { PullPolicy } from "../../contract/wire.ts";
 import { type CliContext, print } from "../context.ts";
+import { renderDescribe } from "../describe.ts";
 import { listSessions } from "../list-sessions.ts";
 import { renderCapabilities, renderProbe, renderSessions } from "../render.ts";
 
@@ -13,6 +14,13 @@ export async function sessionsCommand(context: CliContext): Promise<number> {
 export async function stopCommand(context: CliContext, sessionId: string): Promise<number> {
   await context.client.deleteSession(sessionId);
   print(context, { stopped: sessionId }, () => `stopped ${sessionId}`);
+  return 0;
+}
+
+/** `--json` prints the session document as the runner answered it. */
+export async function describeCommand(context: CliContext, sessionId: string): Promise<number> {
+  const doc = await context.client.getSession(sessionId);
+  print(context, doc, () => renderDescribe(doc));
   return 0;
 }
 

@@ -4,7 +4,7 @@
  * ran; then terminal, routes, debug relay and reachability; its end is the session's end.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import type { DebugFrame } from "../../contract/wire.ts";
+import type { DebugFrame, TimelineEntry } from "../../contract/wire.ts";
 import type { BackendCallbacks, RunningStatus, Started, StartSpec, Workload } from "../../sessions/backend-seam.ts";
 import { SessionStartError } from "../../sessions/backend-seam.ts";
 import { BundleArchiveError, bundleArchive } from "../bundle/bundle-archive.ts";
@@ -12,11 +12,13 @@ import { type KubeContext, runnerLine } from "../context.ts";
 import { appPod } from "../specs/app-pod.ts";
 import { clampLimits } from "../specs/limits.ts";
 import { RUN_INSPECT_PORT, runPod } from "../specs/run-pod.ts";
+import { POOL_POD_PREFIX } from "../specs/names.ts";
 import { kernelImage, namesTeloVersion } from "../specs/kernel-image.ts";
 import { apiReason } from "../status/api-error.ts";
 import { sessionEndpoints } from "../status/endpoints.ts";
 import { decidePod, type PodDecision } from "../status/pod-decision.ts";
 import { terminalStatus, type TerminalStatus } from "../status/terminal-status.ts";
+import { runSessionOutcome } from "../status/run-ended.ts";
 import type { WarmPool } from "../pool/warm-pool.ts";
 import { publishRoutes } from "./publish.ts";
 import { followApp } from "./relays.ts";
@@ -56,7 +58,9 @@ export class RunSession {
   async start(): Promise<Started> {
     const claimed = await this.#claimWarm();
     if (claimed !== undefined) {
-      const pod = this.#follow(claimed);
+      // The pool pod was scheduled and started before this session existed: its claim is the start.
+      this.#stage({ stage: "warm-claimed", at: new Date().toISOString(), detail: claimed });
+      const pod = this.#follow(claimed, false, undefined, false);
       pod.check();
       return this.#whenStarted(pod);
     }
@@ -78,12 +82,14 @@ export class RunSession {
    * not leave the session `starting` with a workload whose stop does nothing.
    */
   async adopt(existing: V1Pod, streams?: AdoptedStreams): Promise<Started> {
-    const pod = this.#follow(existing.metadata!.name!, true, streams?.startOf(this.#app.name));
+    const name = existing.metadata!.name!;
+    // A claimed pool pod's status dates a start from before the session existed: not its stages.
+    const pod = this.#follow(name, true, streams?.startOf(this.#app.name), !name.startsWith(POOL_POD_PREFIX));
     // A pod that ended while no supervisor watched it (or whose delete failed just before the
     // kill) ran: the session ends as the pod ended, not as a failed start.
     const current = decidePod(this.#ctx.watcher.get(pod.name), { kind: "live" }, Date.now());
     if (current.kind === "ended") {
-      void this.#finish(terminalStatus(current.pod, this.#callbacks.isUserStopped()));
+      void this.#finish(terminalStatus(current.pod, this.#callbacks.isUserStopped()), current.pod);
       return { workload: this.#workload(), running: undefined };
     }
     pod.check();
@@ -107,7 +113,7 @@ export class RunSession {
     }
   }
 
-  #follow(podName: string, adopted = false, start?: TerminalStart): SessionPod {
+  #follow(podName: string, adopted = false, start?: TerminalStart, cold = true): SessionPod {
     this.#pod = new SessionPod(this.#ctx, {
       podName,
       needsIp: false,
@@ -115,6 +121,7 @@ export class RunSession {
       adopted,
       stopRequested: this.#callbacks.stopRequested,
       onProgress: (message) => this.#callbacks.emit({ type: "progress", app: this.#app.name, phase: "provision", message }),
+      ...(cold && { stages: { container: SESSION_CONTAINER, onStage: (entry) => this.#stage(entry) } }),
     });
     this.#terminal = new ContainerTerminal(this.#ctx, {
       podName,
@@ -136,7 +143,7 @@ export class RunSession {
       throw error instanceof StartFailure ? await this.#failStart(pod, error.message) : error;
     }
     const started = { workload: this.#workload(), running: this.#runningStatus() };
-    if (outcome.kind === "ran") void this.#finish(terminalStatus(outcome.pod, this.#callbacks.isUserStopped()));
+    if (outcome.kind === "ran") void this.#finish(terminalStatus(outcome.pod, this.#callbacks.isUserStopped()), outcome.pod);
     else {
       pod.goLive((_current, decision) => this.#onLivePod(decision));
       void this.#whenRunning(outcome.pod);
@@ -248,7 +255,7 @@ export class RunSession {
   #onLivePod(decision: PodDecision): void {
     const userStopped = this.#callbacks.isUserStopped();
     if (decision.kind === "gone") void this.#finish(userStopped ? { kind: "stopped" } : { kind: "failed", message: "pod disappeared" });
-    else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped));
+    else if (decision.kind === "ended") void this.#finish(terminalStatus(decision.pod, userStopped), decision.pod);
   }
 
   /**
@@ -262,6 +269,10 @@ export class RunSession {
 
   #onDebug(frame: DebugFrame): void {
     this.#callbacks.emit({ type: "debug", app: this.#app.name, frame });
+  }
+
+  #stage(entry: TimelineEntry): void {
+    this.#callbacks.emit({ type: "stage", ...entry });
   }
 
   #say(text: string): void {
@@ -286,11 +297,16 @@ export class RunSession {
     return failure;
   }
 
-  async #finish(status: TerminalStatus): Promise<void> {
+  /**
+   * The session ends with `status`; its run ends with it, before the status that ends the
+   * stream (the kernel says nothing of a run's end: see runSessionOutcome).
+   */
+  async #finish(status: TerminalStatus, last?: V1Pod): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
     this.#release();
     if (status.kind !== "stopped") await this.#terminal?.backfill();
+    this.#callbacks.emit({ type: "runEnded", app: this.#app.name, outcome: runSessionOutcome(status, last, SESSION_CONTAINER) });
     this.#callbacks.emit({ type: "status", status });
     this.#resolveDone();
     // The history lives in the supervisor now: an ended pod would only hold quota. Its

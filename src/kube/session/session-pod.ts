@@ -12,6 +12,8 @@ import { apiReason } from "../status/api-error.ts";
 import { collectRetryPause } from "../retry/collect-retry.ts";
 import { decidePod, type PodDecision, type SessionPhase } from "../status/pod-decision.ts";
 import { provisionMessage } from "../status/provision.ts";
+import { podStages } from "../status/pod-stages.ts";
+import type { TimelineEntry } from "../../contract/wire.ts";
 import { pullTrouble } from "../status/waiting.ts";
 import { createPod, deletePod } from "../cluster/pod-calls.ts";
 
@@ -25,6 +27,8 @@ export type SessionPodOptions = {
   /** A stop ends the start at once rather than at its deadline. */
   stopRequested: AbortSignal;
   onProgress(message: string): void;
+  /** The kernel's container, whose start's stages go to `onStage` once each (none: not reported). */
+  stages?: { container: string; onStage(entry: TimelineEntry): void };
 };
 
 /** How a start ended: the pod serves, or (run sessions) it ran and ended between two events. */
@@ -45,6 +49,7 @@ export class SessionPod {
   #unsubscribe: () => void;
   #timer: NodeJS.Timeout | undefined;
   #lastProgress: { provision?: string | undefined; pull?: string | undefined } = {};
+  readonly #stagesReported = new Set<string>();
   #deletion: Promise<void> | undefined;
   /** The watch has shown this pod: its absence from the watch is then its deletion, not lag. */
   #seen = false;
@@ -162,6 +167,7 @@ export class SessionPod {
 
   #onPod(pod: V1Pod | undefined, fromWatch = true, now = Date.now()): void {
     if (fromWatch && pod) this.#seen = true;
+    if (pod) this.#reportStages(pod, now);
     const phase = this.#phase;
     if (phase.kind === "live") {
       this.#live?.(pod, decidePod(pod, phase, now));
@@ -172,6 +178,16 @@ export class SessionPod {
     if (decision.kind === "ready" || decision.kind === "ran") this.#succeed(decision);
     else if (decision.kind === "start-failed") this.#fail(decision.message);
     else if (pod) this.#reportProgress(pod);
+  }
+
+  #reportStages(pod: V1Pod, now: number): void {
+    const stages = this.#options.stages;
+    if (!stages) return;
+    for (const entry of podStages(pod, stages.container, now)) {
+      if (this.#stagesReported.has(entry.stage)) continue;
+      this.#stagesReported.add(entry.stage);
+      stages.onStage(entry);
+    }
   }
 
   #reportProgress(pod: V1Pod): void {

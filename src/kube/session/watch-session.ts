@@ -118,6 +118,7 @@ export class WatchSession {
       adopted: input.existing !== undefined,
       stopRequested: stopped,
       onProgress: (message) => this.#callbacks.emit({ type: "progress", phase: "provision", message }),
+      stages: { container: "workspace", onStage: (entry) => this.#callbacks.emit({ type: "stage", ...entry }) },
     });
     try {
       if (suffix === undefined) pod.check();

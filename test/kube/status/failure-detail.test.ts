@@ -26,16 +26,44 @@ describe("failureDetail", () => {
     expect(failureDetail(`${RED}boom${RESET}\r\n\r\n  at main\r\n`)).toBe("boom\n  at main");
   });
 
-  it("names the count and the first diagnostics of a long kernel failure, within 500 characters", () => {
+  it("names the count and each kind of diagnostic of a long kernel failure, once, within 500 characters", () => {
     const detail = failureDetail(kernelFailure(13));
-    expect(detail.length).toBeLessThanOrEqual(501);
     expect(detail).not.toContain("\u001b");
-    expect(detail.split("\n")[0]).toBe("13 errors; the application was not started");
-    expect(detail).toContain("error[TELO_SCHEMA]: resource 'Http.Server' #1 is missing 'port'");
-    expect(detail).toContain("--> telo.yaml:3:5");
-    // Whole lines only, and it says there was more.
+    expect(detail).toBe(
+      ["13 errors; the application was not started", "error[TELO_SCHEMA]: resource 'Http.Server' #1 is missing 'port' (and 12 more like it)", "  --> telo.yaml:3:5"].join("\n"),
+    );
+  });
+
+  it("puts the diagnostic that says what is wrong first, though the kernel printed it thirteenth", () => {
+    // What a manifest with one dangling reference printed: a dozen diagnostics that follow from
+    // it (each with its code frame), the reference itself last, then the count.
+    const echoes = Array.from(
+      { length: 12 },
+      (_, index) =>
+        `${RED}warning${RESET}[UNUSED_RESOURCE]: resource 'Todo.Handler${index}' is not used by any route\r\n  --> telo.yaml:${index * 6 + 10}:3\r\n   |\r\n${index * 6 + 10} |   - kind: Http.Handler\r\n   |     ^^^^^^^^^^^^^^^^^^\r\n\r\n`,
+    );
+    const cause = `${RED}error${RESET}[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined\r\n  --> telo.yaml:4:12\r\n   |\r\n 4 |   api: !ref Http.Api.todos\r\n`;
+    const output = `[inspect] holding the application open\r\n${echoes.join("")}${cause}${RED}1 error, 12 warnings${RESET}\r\n`;
+    const detail = failureDetail(output);
+    const lines = detail.split("\n");
+    expect(lines.slice(0, 3)).toEqual(["1 error, 12 warnings", "error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined", "  --> telo.yaml:4:12"]);
+    // Then what came before the diagnostics, then the warnings, each once, the code frames left to the terminal.
+    expect(lines[3]).toBe("[inspect] holding the application open");
+    expect(lines[4]).toBe("warning[UNUSED_RESOURCE]: resource 'Todo.Handler0' is not used by any route (and 11 more like it)");
+    expect(detail).not.toContain("^^^");
+    expect(detail.length).toBeLessThanOrEqual(300);
+  });
+
+  it("keeps errors before warnings when each is of its own kind, and cuts the rest at whole lines", () => {
+    const warnings = Array.from({ length: 12 }, (_, index) => `warning[W${index}]: something minor about resource number ${index} of the application manifest\n  --> telo.yaml:${index + 1}:1\n`);
+    const detail = failureDetail(`${warnings.join("")}error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined\n  --> telo.yaml:40:7\n1 error, 12 warnings\n`);
+    expect(detail.split("\n").slice(0, 3)).toEqual(["1 error, 12 warnings", "error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined", "  --> telo.yaml:40:7"]);
+    expect(detail.length).toBeLessThanOrEqual(501);
     expect(detail.endsWith("…")).toBe(true);
-    expect(detail).not.toContain("#13");
+  });
+
+  it("leaves a single diagnostic as the kernel printed it", () => {
+    expect(failureDetail("error: Cannot find module 'x'\n    at load (kernel.js:1:1)\n")).toBe("error: Cannot find module 'x'\n    at load (kernel.js:1:1)");
   });
 
   it("cuts a single over-long line at the limit", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { appRunEnds, runEndedReason } from "../../../src/kube/status/run-ended.ts";
+import { appRunEnds, runEndedReason, runSessionOutcome } from "../../../src/kube/status/run-ended.ts";
 import { containerStatus, pod, RUNNING, terminated } from "./pods.ts";
 
 describe("runEndedReason", () => {
@@ -33,5 +33,23 @@ describe("appRunEnds", () => {
       containerStatuses: [containerStatus("app-api", terminated(143, "Error")), containerStatus("workspace", terminated(143, "Error"))],
     });
     expect(appRunEnds(past)).toEqual([{ app: "api", reason: "application container DeadlineExceeded (exit code 143)" }]);
+  });
+});
+
+describe("runSessionOutcome", () => {
+  const ended = (state: ReturnType<typeof terminated>, extra: { reason?: string; message?: string } = {}) =>
+    pod({ phase: "Failed", ...extra, containerStatuses: [containerStatus("session", state)] });
+
+  it("completes a run whose kernel exited by itself, with its code", () => {
+    expect(runSessionOutcome({ kind: "exited", code: 0 }, undefined, "session")).toEqual({ code: 0 });
+    expect(runSessionOutcome({ kind: "failed", message: "…" }, ended(terminated(3, "Error")), "session")).toEqual({ code: 3 });
+  });
+
+  it("fails a run the kubelet or the memory limit ended, a stopped one, and one whose pod went", () => {
+    expect(runSessionOutcome({ kind: "failed", message: "…" }, ended(terminated(137, "OOMKilled")), "session")).toEqual({ reason: "application container OOMKilled (exit code 137)" });
+    const past = ended(terminated(143, "Error"), { reason: "DeadlineExceeded", message: "Pod was active on the node longer than the specified deadline" });
+    expect(runSessionOutcome({ kind: "failed", message: "…" }, past, "session")).toEqual({ reason: "application container DeadlineExceeded (exit code 143)" });
+    expect(runSessionOutcome({ kind: "stopped" }, ended(terminated(143, "Error")), "session")).toEqual({ reason: "the session was stopped" });
+    expect(runSessionOutcome({ kind: "failed", message: "pod disappeared" }, undefined, "session")).toEqual({ reason: "pod disappeared" });
   });
 });
