@@ -13,6 +13,7 @@ import { type ClusterRunner, ON_REAL_CLUSTER, SESSION_NAMESPACE, echoes, running
 import { eventsUntil, framesToClose, framesUntilText, isStatus } from "../support/streams.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
 import { waitFor } from "../support/wait.ts";
+import { auditedWrites } from "../support/write-audit.ts";
 
 const SHARDS = 8;
 const LEASE_SECONDS = 3;
@@ -104,5 +105,11 @@ describe(`three replicas on one ${ON_REAL_CLUSTER ? "real" : "simulated"} cluste
     expect(await ownerOf(sessionId)).toBe("replica-a");
     await echoes(replicas.a!, sessionId, "after-takeover");
     expect((await podOf(sessionId)).map((p) => p.metadata?.uid)).toEqual([pod?.metadata?.uid]);
+  });
+
+  it("had no pod write of any replica refused as invalid (422) through all of the above", async () => {
+    const writes = await auditedWrites(replicas.a!, SESSION_NAMESPACE);
+    expect(writes.filter((write) => write.resource === "pods" && write.userAgent.includes("(replica ")).length).toBeGreaterThan(0);
+    expect(writes.filter((write) => write.userAgent.includes("(replica ") && write.code === 422)).toEqual([]);
   });
 });
