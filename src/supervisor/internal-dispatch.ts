@@ -118,7 +118,11 @@ export function createDispatch(service: SessionService, log: Logger) {
     }
     const spec = routes[name];
     const handler = handlers[name as keyof typeof handlers] as (input: RouteInputs) => unknown;
-    const result = await handler(await inputOf(spec, params, url, stream, headers));
+    const input = await inputOf(spec, params, url, stream, headers);
+    // Asked again once the body is read, just before the handler writes anything to the pod (a
+    // workspace write, a reload): a pause while the body arrived may have outlasted the hold.
+    if (params.id !== undefined && service.servedElsewhere(params.id)) throw servedElsewhere(params.id);
+    const result = await handler(input);
     return spec.status === 204 ? { status: 204 } : { status: spec.status, body: result };
   };
 
