@@ -32,8 +32,6 @@ export type OwnershipHooks = {
 };
 
 export interface SessionOwnership {
-  /** This process's identity (a replica's pod name; the owner id when alone). */
-  readonly identity: string;
   /**
    * Requests for the session are served here now: it is this process's and taken over. Until
    * then a request is answered "moving", never "not found".

@@ -12,8 +12,6 @@ const PLACEMENT: PlacementAnswer = { shared: false };
 const everySession = () => true;
 
 export class SoleOwnership implements SessionOwnership {
-  constructor(readonly identity: string) {}
-
   serves(): boolean {
     return true;
   }

@@ -35,7 +35,7 @@ export type Ownership = {
  */
 export async function sessionOwnership(api: KubeApi, core: CoreConfig, kube: KubeRunnerConfig, settings: ReplicaSettings | undefined, log: Logger): Promise<Ownership> {
   const { namespace, ownerId } = kube.sessionPods;
-  if (!settings) return { ownership: new SoleOwnership(ownerId), config: core, poolPeers: undefined };
+  if (!settings) return { ownership: new SoleOwnership(), config: core, poolPeers: undefined };
   const secret = core.peer.secret ?? (await sharedPeerCredential(api, namespace, `${leasePrefix(ownerId)}-peer`, stampLabels(kube.sessionPods)));
   const peers = new PeerClients(() => secret);
   const coordinator = new ReplicaCoordinator({

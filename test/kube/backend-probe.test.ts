@@ -41,7 +41,7 @@ describe("the backend's probe", () => {
         log,
         timings: DEFAULT_KUBE_TIMINGS,
         extraPodAnnotations: () => ({}),
-        ownership: new SoleOwnership("default"),
+        ownership: new SoleOwnership(),
       },
       { picker: undefined, catalog: new Map(), watchTtlSeconds: 600, poolPeers: undefined, sweepMinAgeMs: 0 },
     );

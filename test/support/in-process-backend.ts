@@ -63,7 +63,7 @@ export async function startInProcessBackend(options: { warmPoolSize?: number; ti
       log,
       timings: { ...DEFAULT_KUBE_TIMINGS, ...options.timings },
       extraPodAnnotations: simulatedBehaviourAnnotations,
-      ownership: new SoleOwnership("default"),
+      ownership: new SoleOwnership(),
     },
     { picker: undefined, catalog: new Map(), watchTtlSeconds: 600, poolPeers: undefined, sweepMinAgeMs: 0 },
   );

@@ -20,7 +20,7 @@ const timing = (name: string, fallback: number) => Number(process.env[name] ?? f
 const supervisor = await runSupervisor({
   config,
   backend: createScriptedBackend(),
-  ownership: new SoleOwnership("default"),
+  ownership: new SoleOwnership(),
   log,
   timings: {
     heartbeatMs: timing("TEST_HEARTBEAT_MS", DEFAULT_TIMINGS.heartbeatMs),

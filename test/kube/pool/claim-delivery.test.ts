@@ -42,7 +42,7 @@ async function startMaker(api: KubeApi, config: KubeRunnerConfig, bundlePort: nu
   const listener = await startBundleServer(bundles, bundlePort, "127.0.0.1", claims);
   const watcher = new PodWatcher(api, { namespace: NAMESPACE, ...ownedObjects(config.sessionPods) }, log);
   watcher.start();
-  const ownership = new SoleOwnership(MAKER);
+  const ownership = new SoleOwnership();
   const context = { api, config, watcher, bundles, poolClaims: claims, router: undefined, builder: undefined, log, extraPodAnnotations: simulatedBehaviourAnnotations, ownership };
   // A replica of an installation whose other members are gone; no claimer is reachable.
   const poolPeers = { identity: MAKER, live: () => new Set([MAKER]), handClaim: () => Promise.reject(new Error("no claimer here")) };

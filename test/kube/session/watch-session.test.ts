@@ -106,7 +106,7 @@ describe("watch session pod watch", () => {
       log,
       timings: DEFAULT_KUBE_TIMINGS,
       extraPodAnnotations: simulatedBehaviourAnnotations,
-      ownership: new SoleOwnership("default"),
+      ownership: new SoleOwnership(),
     };
   });
   afterAll(async () => {
