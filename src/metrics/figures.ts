@@ -42,6 +42,8 @@ function gauge(name: string, help: string): Gauge {
 /** Session launches (new, resumed, re-adopted) by the first status they reached. */
 const starts = counter("runner_session_starts_total", "Session launches by mode and outcome (the first status after starting: running, failed, stopped, exited, suspended).", ["mode", "outcome"]);
 
+const startFailures = counter("runner_session_start_failures_total", "Session launches whose first status was failed, by mode and reason: the step they did not get through (build, create, scheduling, delivery, boot).", ["mode", "reason"]);
+
 const startLatency = histogram("runner_session_start_seconds", "Seconds from a launch until it first reached a stage: build, provision, boot (progress phases) or running.", ["mode", "stage"], [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300]);
 
 const evictions = counter("runner_session_evictions_total", "Sessions dropped from the registry: capacity (making room for a new one) or expired (retention ended).", ["reason"]);
@@ -118,8 +120,11 @@ export function observeSessions(source: SessionCensus): void {
 export type StartTracker = {
   /** A progress phase was reported. */
   stage(phase: string): void;
-  /** A status was recorded; the first one other than `starting` ends the start. */
-  status(kind: string): void;
+  /**
+   * A status was recorded; the first one other than `starting` ends the start. A failed one
+   * says why (`reason`, computed only when asked, from how far the start got).
+   */
+  status(kind: string, reason?: (got: { building: boolean }) => string): void;
 };
 
 /** One launch of a session (the core's launch path); `now` in milliseconds. */
@@ -136,11 +141,13 @@ export function trackStart(mode: string, now: () => number): StartTracker {
     stage(phase) {
       if (!ended) reached(phase);
     },
-    status(kind) {
+    status(kind, reason) {
       if (ended || kind === "starting") return;
       ended = true;
       if (kind === "running") reached("running");
       starts.inc({ mode, outcome: kind });
+      // Provisioning follows the build: a start that began building and never provisioned failed in it.
+      if (kind === "failed" && reason) startFailures.inc({ mode, reason: reason({ building: seen.has("build") && !seen.has("provision") }) });
     },
   };
 }

@@ -36,6 +36,26 @@ export function runEndEntry(event: RunEvent, now: Date): TimelineEntry | undefin
   return { stage: "completed", at: now.toISOString(), detail: `${app} completed with code ${event.code}${took}` };
 }
 
+/**
+ * Why a start failed, as far as a figure can say it (docs/monitoring.md "Why starts fail"): the
+ * step it did not get through. `build`: the image build; `create`: the cluster refused the pod;
+ * `scheduling`: no node took it; `delivery`: placed, but its container never started (the
+ * bundle fetch, the image pull, the container's creation); `boot`: the container started and
+ * the session never reached running. A bounded set, so it can label a counter.
+ */
+export type StartFailureReason = "build" | "create" | "scheduling" | "delivery" | "boot";
+
+export function startFailureReason(
+  timeline: readonly TimelineEntry[],
+  got: { building: boolean; createRefused: boolean },
+): StartFailureReason {
+  if (got.building) return "build";
+  const reached = new Set(timeline.map((entry) => entry.stage));
+  if (reached.has("container-started") || reached.has("kernel-running")) return "boot";
+  if (reached.has("scheduled") || reached.has("warm-claimed")) return "delivery";
+  return got.createRefused ? "create" : "scheduling";
+}
+
 /** The time a kernel frame carries, when it is one; else `fallback`. */
 export function frameTime(timestamp: string | undefined, fallback: Date): string {
   return timestamp !== undefined && !Number.isNaN(Date.parse(timestamp)) ? new Date(timestamp).toISOString() : fallback.toISOString();

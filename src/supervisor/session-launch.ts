@@ -10,7 +10,7 @@ import { type StartTracker, trackStart } from "../metrics/figures.ts";
 import { type Backend, type BackendCallbacks, type BackendEvent, SessionStartError, type Started } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
-import { frameTime, runEndEntry } from "../sessions/timeline.ts";
+import { frameTime, runEndEntry, startFailureReason } from "../sessions/timeline.ts";
 import { addedWithToken, statusWithToken } from "../sessions/workload-token.ts";
 
 export type StartWorkload = (callbacks: BackendCallbacks) => Promise<Started>;
@@ -67,15 +67,17 @@ export class SessionLauncher {
     } catch (error) {
       const message = error instanceof SessionStartError ? `${error.stage}: ${error.message}` : `start: ${messageOf(error)}`;
       this.logFor(session).warn("session start failed", { error });
-      this.emitStatus(session, session.userStopped ? { kind: "stopped" } : { kind: "failed", message });
+      const createRefused = error instanceof SessionStartError && error.stage === "create";
+      this.emitStatus(session, session.userStopped ? { kind: "stopped" } : { kind: "failed", message }, createRefused);
     }
   }
 
   /**
    * Records a status: at most one terminal status per session, retention timers follow. A
    * `running` status's endpoints get the session's workload token here, whoever reported them.
+   * `createRefused`: the start failed because the cluster refused to create its pod.
    */
-  emitStatus(session: Session, status: RunStatus): void {
+  emitStatus(session: Session, status: RunStatus, createRefused = false): void {
     if (session.disposed || session.terminal) return;
     session.append({ type: "status", status: statusWithToken(status, session.launch.token) });
     const at = new Date().toISOString();
@@ -84,7 +86,7 @@ export class SessionLauncher {
     // With a debug stream the run's own end is on the timeline already (a `run` event).
     if (status.kind === "exited" && !hasDebugStream(session)) session.record({ stage: "completed", at, detail: `the app exited with code ${status.code}` });
     this.registry.statusChanged(session, status, new Date());
-    this.#starts.get(session)?.status(status.kind);
+    this.#starts.get(session)?.status(status.kind, ({ building }) => startFailureReason(session.timeline, { building, createRefused }));
     this.logFor(session).info("session status", { status: status.kind, ...(status.kind === "exited" && { code: status.code }) });
   }
 

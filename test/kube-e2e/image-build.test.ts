@@ -95,5 +95,6 @@ describe("image build path", () => {
     expect(valueOf(samples, "runner_image_build_seconds_count", { process: "supervisor", outcome: "succeeded" })).toBe(1);
     expect(valueOf(samples, "runner_image_build_seconds_count", { process: "supervisor", outcome: "failed" })).toBe(1);
     expect(valueOf(samples, "runner_session_start_seconds_count", { process: "supervisor", stage: "build" })).toBe(2);
+    expect(valueOf(samples, "runner_session_start_failures_total", { process: "supervisor", mode: "run", reason: "build" })).toBe(1);
   });
 });

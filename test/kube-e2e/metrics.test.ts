@@ -64,6 +64,7 @@ describe("Kubernetes figures", () => {
     const samples = await scrape(runner.baseUrl);
     expect(valueOf(samples, "runner_kube_request_errors_total", { ...supervisor, verb: "create", resource: "pods", code: "500" })).toBe(CREATE_ATTEMPTS);
     expect(valueOf(samples, "runner_session_starts_total", { ...supervisor, mode: "run", outcome: "failed" })).toBe(1);
+    expect(valueOf(samples, "runner_session_start_failures_total", { ...supervisor, mode: "run", reason: "create" })).toBe(1);
   });
 
   it("counts a restart of the dropped pod watch", async () => {

@@ -39,7 +39,7 @@ describe("the session timeline on the simulated cluster", () => {
     expect(stagesOf(timeline).indexOf("bundle-delivered")).toBeLessThan(stagesOf(timeline).indexOf("container-started"));
   });
 
-  it("says why a start failed", async () => {
+  it("says why a start failed, and counts it by the step it did not get through", async () => {
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ "image-pull": "fail" }));
     await eventsUntil(runner.client, sessionId);
     const { timeline } = await runner.client.getSession(sessionId);
@@ -47,6 +47,8 @@ describe("the session timeline on the simulated cluster", () => {
     expect(failed.stage).toBe("failed");
     expect(failed.detail).toMatch(/^start: pod did not reach Running within the start deadline .*(ErrImagePull|ImagePullBackOff)/);
     expect(stagesOf(timeline)).not.toContain("container-started");
+    const samples = await scrape(runner.baseUrl);
+    expect(valueOf(samples, "runner_session_start_failures_total", { process: "supervisor", mode: "run", reason: "delivery" })).toBe(1);
   });
 
   it("dates the kernel's start by its own frame under inspect", async () => {

@@ -2,8 +2,8 @@
  * Neither the dashboard nor the alerts may drift from the code: every metric name a dashboard
  * query (panels and variables) or an alert expression reads must be in the runner's GET /metrics.
  * The runner here is one replica on Leases (so the replica figures exist) with the warm pool on,
- * on the simulated cluster, driven until each event-counted series has moved once: a launch, an
- * eviction, terminal bytes both ways, a refused Kubernetes request, a pod watch restart.
+ * on the simulated cluster, driven until each event-counted series has moved once: a launch, a
+ * failed one, an eviction, terminal bytes both ways, a refused Kubernetes request, a pod watch restart.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -74,12 +74,17 @@ describe("the dashboard and the alerts against /metrics", () => {
         RUNNER_SHARDS: "2",
         RUNNER_LEASE_DURATION_SECONDS: "3",
         RUNNER_WARM_POOL_SIZE: "1",
-        // One place, so the second session evicts the first (ended) one.
+        // One place, so each session evicts the one before (ended).
         RUNNER_MAX_SESSIONS: "1",
+        // A pull that fails fails its start this soon.
+        RUNNER_START_DEADLINE_SECONDS: "2",
       },
     });
     const create = (config: Record<string, unknown> = {}) =>
       waitFor("a session admitted once the replica holds its shards", () => runner.client.createSession(sessionBody(config)).catch(() => undefined));
+    // Pulled always, so it starts cold (the warm pool's pods pull when missing) and its pull fails.
+    const failing = await create({ pullPolicy: "always", simulate: { "image-pull": "fail" } });
+    await eventsUntil(runner.client, failing.sessionId, isStatus("failed"));
     const first = await create({ simulate: { output: "hello\n", "run-ms": 100 } });
     await eventsUntil(runner.client, first.sessionId, isStatus("exited"));
     const second = await create();

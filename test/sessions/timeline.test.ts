@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TIMELINE_MAX_ENTRIES, type TimelineEntry } from "../../src/contract/wire.ts";
-import { frameTime, runEndEntry, withEntry } from "../../src/sessions/timeline.ts";
+import { frameTime, runEndEntry, startFailureReason, withEntry } from "../../src/sessions/timeline.ts";
 
 const admitted: TimelineEntry = { stage: "admitted", at: "2026-12-01T10:00:00.400Z" };
 const at = (seconds: number) => new Date(Date.parse("2026-12-01T10:00:00Z") + seconds * 1000).toISOString();
@@ -52,5 +52,29 @@ describe("frameTime", () => {
     expect(frameTime("2026-12-01T10:00:02.5Z", fallback)).toBe("2026-12-01T10:00:02.500Z");
     expect(frameTime("soon", fallback)).toBe(fallback.toISOString());
     expect(frameTime(undefined, fallback)).toBe(fallback.toISOString());
+  });
+});
+
+describe("startFailureReason", () => {
+  const got = { building: false, createRefused: false };
+  const reached = (...stages: TimelineEntry["stage"][]) => stages.map((stage, index) => ({ stage, at: at(index) }));
+
+  it("names the build while a start was building, whatever the timeline shows", () => {
+    expect(startFailureReason(reached("admitted"), { building: true, createRefused: true })).toBe("build");
+  });
+
+  it("names the cluster's refusal of the pod, and otherwise the scheduling, before any node took it", () => {
+    expect(startFailureReason(reached("admitted"), { building: false, createRefused: true })).toBe("create");
+    expect(startFailureReason(reached("admitted"), got)).toBe("scheduling");
+  });
+
+  it("names the delivery once placed (scheduled or a warm pod claimed) with no container started", () => {
+    expect(startFailureReason(reached("admitted", "scheduled", "bundle-delivered"), got)).toBe("delivery");
+    expect(startFailureReason(reached("admitted", "warm-claimed"), got)).toBe("delivery");
+  });
+
+  it("names the boot once the container started", () => {
+    expect(startFailureReason(reached("admitted", "scheduled", "image-pulled", "container-started"), got)).toBe("boot");
+    expect(startFailureReason(reached("admitted", "warm-claimed", "kernel-running", "failed"), got)).toBe("boot");
   });
 });
