@@ -50,15 +50,16 @@ describe(`run ends on the ${ON_REAL_CLUSTER ? "real" : "simulated"} cluster`, ()
   });
 
   it("fails a manifest with its count and its cause first, on the stream and on the timeline", async () => {
-    const echoes = Array.from({ length: 12 }, (_, index) => `warning[UNUSED_RESOURCE]: resource 'Todo.Handler${index}' is not used\n  --> telo.yaml:${index * 6 + 10}:3\n   |\n`);
-    const output = `${echoes.join("")}error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined\n  --> telo.yaml:4:12\n1 error, 12 warnings\n`;
+    // As the Telo CLI prints a load failure: a line per diagnostic, the count last.
+    const echoes = Array.from({ length: 12 }, (_, index) => `telo.yaml:${index * 6 + 10}:3  warning  Resource 'Todo.Handler${index}' is not used.  UNUSED_RESOURCE\n`);
+    const output = `${echoes.join("")}telo.yaml:4:12  error  Reference 'Http.Api.todos' does not resolve.  UNRESOLVED_REFERENCE\n\n1 error, 12 warnings\n`;
     const { sessionId } = await runner.client.createSession(kubeSessionBody({ output, "exit-code": 1, "run-ms": 1500 }, { inspect: true }));
     const end = eventsOf(await eventsUntil(runner.client, sessionId)).at(-1);
     const message = end?.type === "status" && end.status.kind === "failed" ? end.status.message : "";
     expect(message.split("\n").slice(0, 3)).toEqual([
       'container "session" failed: Error (exit code 1): 1 error, 12 warnings',
-      "error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined",
-      "  --> telo.yaml:4:12",
+      "telo.yaml:4:12  error  Reference 'Http.Api.todos' does not resolve.  UNRESOLVED_REFERENCE",
+      "telo.yaml:10:3  warning  Resource 'Todo.Handler0' is not used.  UNUSED_RESOURCE (and 11 more like it)",
     ]);
     const { timeline } = await runner.client.getSession(sessionId);
     expect(timeline.at(-1)).toEqual({ stage: "failed", at: expect.any(String), detail: message.slice(0, 500) });

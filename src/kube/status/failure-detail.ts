@@ -15,10 +15,26 @@ const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b
 /** A line that counts what went wrong: "13 errors", "Found 2 problems", "1 error, 3 warnings". */
 const SUMMARY = /\b\d+\s+(?:errors?|problems?|diagnostics?|failures?)\b/i;
 
-/** The first line of a diagnostic: `error[CODE]: …`, `warning: …`. */
-const DIAGNOSTIC = /^\s*(error|warning|warn)(?:\[([^\]]+)\])?\s*:/i;
+/**
+ * The first line of a diagnostic as the Telo CLI prints it (its `formatDiagnostics`): where,
+ * then the severity and the message between runs of two spaces, the code last:
+ * `telo.yaml:4:12  error  'Http.Api.todos' is not defined  UNRESOLVED_REFERENCE`,
+ * `  error  Http.Server api: port is required  SCHEMA_VIOLATION` (a resource's), nested ones
+ * indented further.
+ */
+const TELO_DIAGNOSTIC = /^\s*(?:\S+\s{2,})?(error|warning)\s{2,}\S.*?(?:\s{2,}([A-Z][A-Z0-9_]*))?$/;
 
-/** A diagnostic's location line: `--> telo.yaml:3:5`, `at telo.yaml:3`. */
+/** The first line of a diagnostic in the prefix form of Node and most compilers: `error[CODE]: …`, `warning: …`. */
+const PREFIXED_DIAGNOSTIC = /^\s*(error|warning|warn)(?:\[([^\]]+)\])?\s*:/i;
+
+/** A diagnostic's severity and code (the whole line where it names none), if `line` begins one. */
+function diagnosticHeader(line: string): { severity: "error" | "warning"; code: string } | undefined {
+  const header = TELO_DIAGNOSTIC.exec(line) ?? PREFIXED_DIAGNOSTIC.exec(line);
+  if (!header) return undefined;
+  return { severity: header[1]!.toLowerCase() === "error" ? "error" : "warning", code: header[2] ?? header[0] };
+}
+
+/** A prefixed diagnostic's location line: `--> telo.yaml:3:5`, `at telo.yaml:3` (the Telo CLI puts it first on the diagnostic's own line). */
 const LOCATION = /^\s*(?:-->|at\s)\s*\S+:\d+/;
 
 export function stripAnsi(text: string): string {
@@ -52,10 +68,9 @@ function parseDiagnostics(lines: readonly string[], summary: string | undefined)
   let current: Diagnostic | undefined;
   for (const line of lines) {
     if (line === summary) continue;
-    const header = DIAGNOSTIC.exec(line);
+    const header = diagnosticHeader(line);
     if (header) {
-      const severity = header[1]!.toLowerCase() === "error" ? "error" : "warning";
-      const code = header[2] ?? header[0];
+      const { severity, code } = header;
       const same = diagnostics.find((each) => each.severity === severity && each.code === code);
       if (same) same.count += 1;
       current = same ? undefined : { severity, code, header: line.trim(), location: undefined, count: 1 };
@@ -77,7 +92,7 @@ function parseDiagnostics(lines: readonly string[], summary: string | undefined)
  * mistake's echoes. Undefined for output with fewer than two diagnostics.
  */
 function diagnosticsDetail(lines: readonly string[], limit: number): string | undefined {
-  const summary = lines.findLast((line) => SUMMARY.test(line) && !DIAGNOSTIC.test(line));
+  const summary = lines.findLast((line) => SUMMARY.test(line) && diagnosticHeader(line) === undefined);
   const { diagnostics, other } = parseDiagnostics(lines, summary);
   if (diagnostics.reduce((sum, each) => sum + each.count, 0) < 2) return undefined;
   const shown = (severity: Diagnostic["severity"]) =>

@@ -5,6 +5,20 @@ import { podFailureMessage } from "../../../src/kube/status/terminal-status.ts";
 const RED = "\u001b[31m";
 const BOLD = "\u001b[1m";
 const RESET = "\u001b[0m";
+const DIM = "\u001b[2m";
+
+/**
+ * A failed `telo run` as the Telo CLI prints it (its formatDiagnostics, then the count): one line
+ * per diagnostic (where, severity, message, code), details indented under it, the count last.
+ */
+function teloRunFailure(): string {
+  const echoes = Array.from(
+    { length: 12 },
+    (_, index) => `  ${RED}error${RESET}  ${DIM}Http.Handler${RESET} todo${index}: depends on a resource that failed to initialize  ${DIM}DEPENDENCY_FAILED${RESET}\n         ${DIM}see Http.Api todos${RESET}\n`,
+  );
+  const cause = `telo.yaml:4:12  ${RED}error${RESET}  Reference 'Http.Api.todos' does not resolve to a declared resource.  ${DIM}UNRESOLVED_REFERENCE${RESET}\n`;
+  return `${echoes.join("")}${cause}\n${RED}13 errors${RESET}\n`;
+}
 
 /** A kernel's load failure as its terminal shows it: one coloured block per diagnostic, the count last. */
 function kernelFailure(count: number): string {
@@ -60,6 +74,29 @@ describe("failureDetail", () => {
     expect(detail.split("\n").slice(0, 3)).toEqual(["1 error, 12 warnings", "error[UNRESOLVED_REFERENCE]: 'Http.Api.todos' is not defined", "  --> telo.yaml:40:7"]);
     expect(detail.length).toBeLessThanOrEqual(501);
     expect(detail.endsWith("…")).toBe(true);
+  });
+
+  it("reads the Telo CLI's diagnostics (where, severity, message, code), and puts the one that names the cause before its echoes", () => {
+    // The count, then each code once: the twelve echoes are one line, so the cause is not cut off.
+    expect(failureDetail(teloRunFailure()).split("\n")).toEqual([
+      "13 errors",
+      "error  Http.Handler todo0: depends on a resource that failed to initialize  DEPENDENCY_FAILED (and 11 more like it)",
+      "telo.yaml:4:12  error  Reference 'Http.Api.todos' does not resolve to a declared resource.  UNRESOLVED_REFERENCE",
+    ]);
+  });
+
+  it("keeps the Telo CLI's errors before its warnings, whatever order it printed them in", () => {
+    const output = [
+      "telo.yaml:9:3  warning  variables.port is declared but never referenced in any CEL expression.  UNUSED_DECLARATION",
+      "telo.yaml:14:5  error  No Telo.Definition found for kind \"Http.Srver\".  UNDEFINED_KIND",
+      "",
+      "1 error, 1 warning",
+    ].join("\n");
+    expect(failureDetail(output).split("\n")).toEqual([
+      "1 error, 1 warning",
+      'telo.yaml:14:5  error  No Telo.Definition found for kind "Http.Srver".  UNDEFINED_KIND',
+      "telo.yaml:9:3  warning  variables.port is declared but never referenced in any CEL expression.  UNUSED_DECLARATION",
+    ]);
   });
 
   it("leaves a single diagnostic as the kernel printed it", () => {
