@@ -80,9 +80,10 @@ export function streamTerminal(session: Session, app: AppChannel, ws: WebSocket,
     end: () => {
       onControl.cancel();
       session.removeSubscriber(Date.now());
-      // A close frame leaves after what was sent before it: the client has it all first.
+      // A close frame leaves after what was sent before it: the client has it all first. A close
+      // handshake already under way (the client's, or ws's own 1009) is left to finish.
       if (close && ws.readyState === ws.OPEN) ws.close(close.code, close.reason);
-      else if (ws.readyState !== ws.CLOSED) ws.terminate();
+      else if (ws.readyState === ws.OPEN) ws.terminate();
     },
   });
   const finish = follow.stop;
