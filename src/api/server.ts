@@ -1,12 +1,12 @@
 /**
  * The api process's HTTP server: the `/v1` routes on @hono/node-server, terminal upgrades
- * taken before Hono (upgrade.ts), talking to the supervisor over one multiplexed connection.
+ * taken before Hono (upgrade.ts) and spliced to the supervisor, talking to the supervisor over
+ * one multiplexed connection otherwise.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
-import { WebSocketServer } from "ws";
 import { createConsoleRoutes } from "../../handlers/console.ts";
 import { createRunnerRoutes, notFound } from "../../handlers/index.ts";
 import { metrics } from "../../handlers/metrics.ts";
@@ -14,8 +14,8 @@ import type { HandlerDeps } from "../../handlers/support.ts";
 import type { AccessConfig } from "../config/access.ts";
 import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import { Splices } from "../internal/terminal-splice.ts";
 import type { SupervisorTarget } from "../internal/link.ts";
-import { MAX_FRAME_BYTES } from "../internal/io-frames.ts";
 import { listen } from "../internal/listen.ts";
 import { type Logger, createLogger } from "../log.ts";
 import { startProcessMetrics } from "../metrics/registry.ts";
@@ -53,9 +53,8 @@ export async function startApiServer(options: {
   const log = options.log ?? createLogger("api", "info");
   startProcessMetrics("api");
   const app = new Hono();
-  // ws would otherwise buffer messages up to 100 MiB before anyone looks at them; over the
-  // limit it closes the socket with 1009 itself.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  // The live terminals, spliced to their supervisors: closed with a code when this process stops.
+  const splices = new Splices();
   app.use("*", requestLog(log));
 
   // Listening is ours (a taken port is one clear line); the routes are added before the
@@ -74,7 +73,7 @@ export async function startApiServer(options: {
   app.route("/", createRunnerRoutes({ supervisorFor, routeSession, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));
   if (options.console) app.route("/", createConsoleRoutes({ supervisorFor, log }));
   app.notFound(notFound);
-  serveUpgrades(server, app, wss, log);
+  serveUpgrades(server, app, splices, log);
   return {
     url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
     port,
@@ -82,9 +81,7 @@ export async function startApiServer(options: {
       // Stop accepting; SSE responses end with their connections; terminals get a close code
       // that says "come back" (docs/operating.md "Readiness and shutdown").
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const client of wss.clients) client.close(CloseCodes.serviceRestart, "runner shutting down");
-      await new Promise((resolve) => setTimeout(resolve, wss.clients.size > 0 ? WEBSOCKET_CLOSE_GRACE_MS : 0));
-      for (const client of wss.clients) client.terminate();
+      await splices.closeAll({ code: CloseCodes.serviceRestart, reason: "runner shutting down" }, WEBSOCKET_CLOSE_GRACE_MS);
       if ("closeAllConnections" in server) server.closeAllConnections();
       await closed;
       await router.close();

@@ -1,15 +1,16 @@
 /**
  * Terminal upgrades on the runner's own server, before Hono keeps anything: the request runs
  * through the routes once (access checks, CORS, the request log) to be allowed or refused; an
- * allowed one is upgraded here and joined to its terminal stream, and neither the request, its
- * context nor any middleware is held for the terminal's life. A refused one gets the routes'
- * answer as it is (status, headers such as `www-authenticate`, JSON body).
+ * allowed one is spliced to its supervisor (src/internal/terminal-splice.ts), and neither the
+ * request, its context nor any middleware is held for the terminal's life. A refused one gets
+ * the routes' answer as it is (status, headers such as `www-authenticate`, JSON body).
  */
 import { type IncomingMessage, STATUS_CODES, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Hono } from "hono";
-import type { WebSocketServer } from "ws";
 import { TERMINAL_UPGRADE, type UpgradeEnv } from "../../handlers/session-io.ts";
+import type { Splices } from "../internal/terminal-splice.ts";
+import { isWebSocketKey } from "../internal/ws-wire.ts";
 import type { Logger } from "../log.ts";
 
 /** Headers of our own that a refusal's answer sets itself. */
@@ -42,7 +43,14 @@ function destroyOnError(this: Duplex): void {
   this.destroy();
 }
 
-export function serveUpgrades(server: Server, app: Hono, wss: WebSocketServer, log: Logger): void {
+/** A WebSocket handshake this server can complete (RFC 6455 4.2.1); undefined when it is not one. */
+function handshakeKey(request: IncomingMessage): string | undefined {
+  const { upgrade, "sec-websocket-key": key, "sec-websocket-version": version } = request.headers;
+  const valid = request.method === "GET" && upgrade?.toLowerCase() === "websocket" && isWebSocketKey(key) && (version === "13" || version === "8");
+  return valid ? key : undefined;
+}
+
+export function serveUpgrades(server: Server, app: Hono, splices: Splices, log: Logger): void {
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", destroyOnError);
     const env: UpgradeEnv & { incoming: IncomingMessage; outgoing: undefined } = { incoming: request, outgoing: undefined, [TERMINAL_UPGRADE]: "pending" };
@@ -57,7 +65,9 @@ export function serveUpgrades(server: Server, app: Hono, wss: WebSocketServer, l
       .then((response) => {
         const start = env[TERMINAL_UPGRADE];
         if (typeof start !== "function") return refuse(socket, response);
-        wss.handleUpgrade(request, socket, head, (ws) => start(ws));
+        const key = handshakeKey(request);
+        if (key === undefined) return refuse(socket, Response.json({ error: "bad_request", message: "not a WebSocket handshake" }, { status: 400 }));
+        start({ request, socket, head, key, splices });
         return undefined;
       })
       .catch((error: unknown) => {

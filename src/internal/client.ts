@@ -1,6 +1,6 @@
 /**
  * The api process's side of the internal protocol: the route table's routes under `/internal`,
- * each call, event stream and terminal a stream of one HTTP/2 connection (link.ts). Any failure
+ * each call and event stream a stream of one HTTP/2 connection (link.ts). Any failure
  * to reach the supervisor becomes a SupervisorUnavailableError, which the handlers answer with
  * 503; a supervisor of another protocol version is refused the same way. A refusal by the
  * supervisor is raised as the RunnerError the api relays unchanged.
@@ -59,29 +59,16 @@ export class SupervisorClient {
     return response.stream;
   }
 
-  /**
-   * Opens the framed terminal byte stream of one app (see io-frames.ts): the answer's frames
-   * are read from the stream, the client's frames written to it.
-   */
-  async openTerminal(sessionId: string, query: URLSearchParams): Promise<ClientHttp2Stream> {
-    const passed = Object.fromEntries(routes.sessionIo.query.map((name) => [name, query.get(name) ?? undefined]));
-    const path = pathOf(INTERNAL_PREFIX, routes.sessionIo, { id: sessionId }) + queryOf(routes.sessionIo, passed);
-    const response = await this.#open("GET", path, {}, undefined, false);
-    if (response.status !== 200) {
-      // Its refusal (a session between replicas: 503 session_moving) says why; the stream's
-      // own end was left open for stdin, so it is cut once the answer is read.
-      const text = await readText(response.stream).catch(() => "");
-      response.stream.destroy();
-      throw new RunnerError(response.status, errorBodyOf(text));
-    }
-    return response.stream;
+  /** Where this supervisor is: a terminal opens a connection of its own there (terminal-upgrade.ts). */
+  get target(): SupervisorTarget {
+    return this.#link.target;
   }
 
   close(): Promise<void> {
     return this.#link.close();
   }
 
-  async #open(method: string, path: string, headers: Record<string, string>, body?: string, endStream?: boolean): Promise<LinkResponse> {
+  async #open(method: string, path: string, headers: Record<string, string>, body?: string): Promise<LinkResponse> {
     let response: LinkResponse;
     try {
       response = await this.#link.open(
@@ -92,7 +79,7 @@ export class SupervisorClient {
           ...headers,
           ...(body !== undefined && { "content-type": "application/json" }),
         },
-        { ...(body !== undefined && { body }), ...(endStream !== undefined && { endStream }) },
+        body !== undefined ? { body } : {},
       );
     } catch (error) {
       throw asUnavailable(error);

@@ -1,7 +1,7 @@
 /**
  * One HTTP/2 connection from this api process to one supervisor, over its Unix socket or, to a
- * peer replica, over TCP with the shared credential (docs/relay.md). Every call, event stream
- * and terminal is a stream of it, each with its own flow-control window, so a stream whose
+ * peer replica, over TCP with the shared credential (docs/relay.md). Every call and event
+ * stream is a stream of it, each with its own flow-control window, so a stream whose
  * reader stalls holds back only itself. The connection is opened on first use and again after
  * it closed (the supervisor restarted); a stream started on a connection that fails errors.
  */
@@ -20,7 +20,7 @@ const CONNECT_TIMEOUT_MS = 2_000;
 
 /**
  * The owned stream's error listener. Not a closure made in `open`: it stays on the stream for
- * a terminal's or an event stream's whole life and would keep `open`'s scope with it (the
+ * an event stream's whole life and would keep `open`'s scope with it (the
  * settled promise's functions and the answer's head).
  */
 function ignoreError(): void {}
@@ -40,17 +40,16 @@ export class SupervisorLink {
   }
 
   /**
-   * Opens a stream; resolves with the answer's head once it arrives. `endStream` false keeps the
-   * request side open (a terminal's stdin).
+   * Opens a stream; resolves with the answer's head once it arrives.
    */
-  open(headers: OutgoingHttpHeaders, options: { body?: string; endStream?: boolean } = {}): Promise<LinkResponse> {
+  open(headers: OutgoingHttpHeaders, options: { body?: string } = {}): Promise<LinkResponse> {
     return new Promise((resolve, reject) => {
       let stream: ClientHttp2Stream;
       try {
         const session = this.#current();
         stream = session.request(
           { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION, ...this.#extraHeaders, ...headers },
-          { endStream: options.body === undefined && options.endStream !== false },
+          { endStream: options.body === undefined },
         );
       } catch (error) {
         reject(new LinkError("could not open a stream to the supervisor", { cause: error }));
@@ -79,7 +78,7 @@ export class SupervisorLink {
     if (!session || session.closed) return Promise.resolve();
     return new Promise((resolve) => {
       session.close(() => resolve());
-      // Streams still open (terminals, event streams) are cut, not waited for.
+      // Streams still open (event streams) are cut, not waited for.
       setImmediate(() => session.destroy());
     });
   }

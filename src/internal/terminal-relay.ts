@@ -1,162 +1,112 @@
 /**
- * The api side of a terminal: relays the supervisor's frames to the client's WebSocket as they
- * are (text, binary, close), with the contract's drain-then-close (docs/api.md) and
- * backpressure: while the client has more than 1 MiB unsent, the supervisor's stream is paused,
- * so its HTTP/2 window closes, the supervisor's follower waits, and other streams of the same
- * connection go on.
+ * A terminal on a host's Hono server (the routes mounted elsewhere, upgraded by the host's
+ * @hono/node-ws helper): there is no raw socket to splice, so the api relays message for
+ * message between the client's WebSocket and a WebSocket client of its own to the supervisor,
+ * on a connection to the supervisor's socket (or a peer's TCP address, with the credential).
+ * The close codes are the splice's (terminal-splice.ts); backpressure is the same ceiling:
+ * while the client has more than 1 MiB unsent, the supervisor's connection is not read.
  */
-import { type ClientHttp2Stream, constants } from "node:http2";
-import type { Writable } from "node:stream";
-import type { WebSocket } from "ws";
+import { connect } from "node:net";
+import { WebSocket } from "ws";
 import { isSessionMoving } from "../contract/problem.ts";
-import { FrameDecoder, FrameKind, type IoFrame, encodeFrame } from "./io-frames.ts";
+import { RunnerError, errorBodyOf } from "../contract/problem.ts";
+import { SupervisorUnavailableError } from "./client.ts";
+import { PEER_KEEPALIVE } from "./keepalive.ts";
+import type { SupervisorTarget } from "./link.ts";
+import { INTERNAL_PROTOCOL_VERSION, PEER_CREDENTIAL_HEADER, PROTOCOL_HEADER } from "./protocol.ts";
+import { SESSION_MOVING, SUPERVISOR_GONE } from "./terminal-splice.ts";
 
 const CLIENT_BUFFER_HIGH_WATER = 1024 * 1024;
-const CLOSE_DRAIN_POLL_MS = 50;
-const CLOSE_DRAIN_MAX_MS = 2_000;
-/** Closed by the runner when the supervisor went away: clients reconnect (not a final code). */
-export const SUPERVISOR_GONE = { code: 1011, reason: "supervisor unavailable" };
-/** Closed when the session stayed between runner replicas longer than the api waits: clients reconnect. */
-export const SESSION_MOVING = { code: 1012, reason: "session moving between runner replicas; reconnect" };
+/** What a client may send in one message; the supervisor enforces the same (1009 past it). */
+const MAX_MESSAGE_BYTES = 1024 * 1024;
 
-/**
- * Writes the client's frames (stdin, control) to the supervisor. The messages of one client
- * read arrive in one synchronous pass; the stream stays corked until that pass is over, so they
- * leave in one write, which the supervisor hands to the pod as one stdin write.
- */
-export function frameWriter(socket: Writable): (frame: IoFrame) => void {
-  let corked = false;
-  return (frame) => {
-    if (!corked) {
-      corked = true;
-      socket.cork();
-      process.nextTick(() => {
-        corked = false;
-        socket.uncork();
+type RawSocket = { pause(): void; resume(): void; once(event: "drain", listener: () => void): unknown };
+
+/** ws keeps its socket private; pausing it is how a relayed terminal holds the supervisor back. */
+function socketOf(ws: WebSocket): RawSocket | undefined {
+  return (ws as unknown as { _socket?: RawSocket })._socket;
+}
+
+/** A WebSocket client of the supervisor's terminal at `path`; a refused upgrade is raised as terminal-upgrade.ts raises it. */
+export function connectTerminal(target: SupervisorTarget, path: string, headers: Record<string, string>, signal: AbortSignal): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const createConnection = () => {
+      if ("socketPath" in target) return connect(target.socketPath);
+      const socket = connect({ host: target.host, port: target.port, noDelay: true });
+      socket.setKeepAlive(true, (target.keepalive ?? PEER_KEEPALIVE).intervalMs);
+      return socket;
+    };
+    const credential = "credential" in target ? { [PEER_CREDENTIAL_HEADER]: target.credential } : {};
+    const ws = new WebSocket(`ws://supervisor${path}`, {
+      createConnection,
+      perMessageDeflate: false,
+      maxPayload: MAX_MESSAGE_BYTES * 2,
+      headers: { ...headers, ...credential, [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION },
+    });
+    const gone = () => ws.terminate();
+    signal.addEventListener("abort", gone, { once: true });
+    ws.once("open", () => {
+      signal.removeEventListener("abort", gone);
+      resolve(ws);
+    });
+    ws.once("unexpected-response", (_request, response) => {
+      let body = "";
+      response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      response.on("end", () => {
+        ws.terminate();
+        const error = new RunnerError(response.statusCode ?? 0, errorBodyOf(body));
+        reject(isSessionMoving(error) ? error : new SupervisorUnavailableError(`the supervisor refused the terminal's upgrade with ${response.statusCode}`));
       });
-    }
-    socket.write(encodeFrame(frame));
-  };
-}
-
-type ClientSocket = { cork(): void; uncork(): void; once(event: "drain", listener: () => void): unknown };
-
-/**
- * ws keeps its socket private; corking it makes one write of the messages of one pass, and its
- * `drain` says when the client has taken what was queued.
- */
-function clientSocket(raw: WebSocket): ClientSocket | undefined {
-  return (raw as unknown as { _socket?: ClientSocket })._socket;
-}
-
-/**
- * Joins a client's WebSocket to the terminal stream `open` gives: the client's messages go to
- * the supervisor, its frames to the client. Either side going away ends the other; `open` is
- * told (its signal) when the client leaves before the stream is open.
- */
-export function relayTerminal(raw: WebSocket, open: (clientGone: AbortSignal) => Promise<ClientHttp2Stream>): void {
-  let stream: ClientHttp2Stream | undefined;
-  let toSupervisor: ((frame: IoFrame) => void) | undefined;
-  let closed = false;
-  // Until the stream is open the client's socket is not read: its messages wait in TCP rather
-  // than here. What ws had already read when paused is held; dropping any of it would lose
-  // keystrokes a client sent at once (a paste), which a slow open under load made happen.
-  raw.pause();
-  const early: IoFrame[] = [];
-  raw.on("message", (data: Buffer, isBinary: boolean) => {
-    const frame: IoFrame = isBinary ? { kind: FrameKind.binary, bytes: data } : { kind: FrameKind.text, text: data.toString("utf8") };
-    if (toSupervisor) toSupervisor(frame);
-    else early.push(frame);
+    });
+    ws.once("error", (error) => reject(new SupervisorUnavailableError("the runner's supervisor process is not reachable", { cause: error })));
   });
+}
+
+/**
+ * Joins the client's WebSocket to the one `open` gives: messages both ways, the supervisor's
+ * close code to the client, 1011 when the supervisor's connection breaks without one.
+ */
+export function relayTerminal(client: WebSocket, open: (clientGone: AbortSignal) => Promise<WebSocket>): void {
+  // Until the supervisor's side is open the client is not read: its messages wait in TCP.
+  client.pause();
   const left = new AbortController();
-  const clientGone = () => {
-    closed = true;
-    left.abort();
-    if (stream && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
-  };
-  raw.once("close", clientGone);
-  raw.on("error", clientGone);
+  client.once("close", () => left.abort());
+  client.on("error", () => left.abort());
   open(left.signal).then(
-    (opened) => {
-      if (closed) return opened.close(constants.NGHTTP2_CANCEL);
-      stream = opened;
-      toSupervisor = frameWriter(opened);
-      for (const frame of early.splice(0)) toSupervisor(frame);
-      raw.resume();
-      relayToClient(opened, raw, () => (closed = true));
+    (supervisor) => {
+      if (left.signal.aborted) return supervisor.terminate();
+      join(client, supervisor);
+      client.resume();
     },
     (error: unknown) => {
-      closed = true;
-      // Read again, so the client's answering close frame ends the socket at once.
-      raw.resume();
       const { code, reason } = isSessionMoving(error) ? SESSION_MOVING : SUPERVISOR_GONE;
-      raw.close(code, reason);
+      // Read again, so the client's answering close frame ends the socket at once.
+      client.resume();
+      client.close(code, reason);
     },
   );
 }
 
-export function relayToClient(stream: ClientHttp2Stream, raw: WebSocket, markClosed: () => void): void {
-  const decoder = new FrameDecoder();
-  let closing = false;
-
-  /**
-   * Over the ceiling, the stream is paused until the client's socket drains. One `drain`
-   * listener per pause rather than a send callback per message: the callbacks cost a closure
-   * and a call for every frame relayed and were the only reason to have them.
-   */
-  const pauseUntilDrained = () => {
-    if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER || stream.isPaused()) return;
-    stream.pause();
+function join(client: WebSocket, supervisor: WebSocket): void {
+  client.on("message", (data: Buffer, isBinary: boolean) => supervisor.send(data, { binary: isBinary }));
+  client.on("close", () => supervisor.close());
+  supervisor.on("message", (data: Buffer, isBinary: boolean) => {
+    client.send(data, { binary: isBinary });
+    const upstream = socketOf(supervisor);
+    if (client.bufferedAmount < CLIENT_BUFFER_HIGH_WATER || !upstream) return;
+    upstream.pause();
     const resumeWhenDrained = () => {
-      if (stream.destroyed || raw.readyState !== raw.OPEN) return;
-      if (raw.bufferedAmount < CLIENT_BUFFER_HIGH_WATER) stream.resume();
-      else clientSocket(raw)?.once("drain", resumeWhenDrained);
+      if (client.readyState !== client.OPEN) return;
+      if (client.bufferedAmount < CLIENT_BUFFER_HIGH_WATER) upstream.resume();
+      else socketOf(client)?.once("drain", resumeWhenDrained);
     };
-    // A WebSocket without its socket has closed: its close handlers end the stream.
-    clientSocket(raw)?.once("drain", resumeWhenDrained);
-  };
-  const closeAfterDrain = (code: number, reason: string) => {
-    closing = true;
-    markClosed();
-    const deadline = Date.now() + CLOSE_DRAIN_MAX_MS;
-    const attempt = () => {
-      if (raw.bufferedAmount === 0 || Date.now() >= deadline) raw.close(code, reason);
-      else setTimeout(attempt, CLOSE_DRAIN_POLL_MS);
-    };
-    attempt();
-  };
-
-  stream.on("data", (chunk: Buffer) => {
-    let frames: IoFrame[];
-    try {
-      frames = decoder.push(chunk);
-    } catch {
-      stream.destroy();
-      return;
-    }
-    // One chunk's frames (each its own message, with its own seq) leave in one socket write.
-    const socket = clientSocket(raw);
-    socket?.cork();
-    try {
-      for (const frame of frames) {
-        if (closing) return;
-        if (frame.kind === FrameKind.text) raw.send(frame.text);
-        else if (frame.kind === FrameKind.binary) raw.send(frame.bytes);
-        else closeAfterDrain(frame.code, frame.reason);
-      }
-    } finally {
-      socket?.uncork();
-    }
-    pauseUntilDrained();
+    socketOf(client)?.once("drain", resumeWhenDrained);
   });
-  const supervisorGone = () => {
-    if (!closing && raw.readyState === raw.OPEN) closeAfterDrain(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
-  };
-  // The supervisor ended its side (after a close frame, or going away): end ours too.
-  stream.on("end", () => {
-    supervisorGone();
-    if (!stream.destroyed) stream.close();
+  supervisor.on("error", () => undefined);
+  // A close frame from the supervisor is passed on; a connection that broke without one (1006) is the supervisor gone.
+  supervisor.on("close", (code: number, reason: Buffer) => {
+    if (client.readyState !== client.OPEN) return;
+    if (code === 1006 || code === 1005) client.close(SUPERVISOR_GONE.code, SUPERVISOR_GONE.reason);
+    else client.close(code, reason.toString("utf8"));
   });
-  stream.on("close", supervisorGone);
-  stream.on("error", () => stream.destroy());
 }

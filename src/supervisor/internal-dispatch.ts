@@ -1,21 +1,20 @@
 /**
  * One stream of the internal protocol, served: each relayed route's body is validated with the
  * route's schema, its answer is the route's success status, and a Problem (raised by the core,
- * or here for a message no route takes) becomes its error answer. The event stream and the
- * terminal are answered with their head at once and then written as the session goes.
+ * or here for a message no route takes) becomes its error answer. The event stream is answered
+ * with its head at once and then written as the session goes. The terminal is not an HTTP/2
+ * stream: it is a WebSocket upgrade on a connection of its own (terminal-upgrades.ts).
  */
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import * as v from "valibot";
 import { Problem, problemAnswer } from "../contract/problem.ts";
 import { INTERNAL_PREFIX, type RouteName, type RouteSpec, TERMS_HEADER, findRoute, routes } from "../contract/routes.ts";
-import { CloseCodes } from "../contract/streams.ts";
 import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, PROTOCOL_HEADER, parseCursor } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
 import { streamEvents } from "./event-stream.ts";
 import { type RouteInputs, implementations } from "./route-implementations.ts";
 import type { SessionService } from "./session-service.ts";
 import { servedElsewhere } from "./problems.ts";
-import { refuseTerminal, streamTerminal } from "./terminal-stream.ts";
 
 const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const VERSION = { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION };
@@ -73,20 +72,6 @@ export function answer(stream: ServerHttp2Stream, outcome: Answer): void {
   stream.end(payload);
 }
 
-/** The terminal: the framed byte stream of one app (see io-frames.ts). */
-function serveTerminal(service: SessionService, id: string, url: URL, stream: ServerHttp2Stream): void {
-  stream.respond({ ":status": 200, ...VERSION });
-  const session = service.registry.get(id);
-  if (!session) return refuseTerminal(stream, CloseCodes.notFound, "session not found");
-  const appName = url.searchParams.get("app");
-  const app = appName !== null ? session.apps.get(appName) : session.soleApp;
-  if (!app) {
-    const reason = appName !== null ? `session runs no app named '${appName}'` : `session runs ${session.apps.size} apps — ?app= is required`;
-    return refuseTerminal(stream, CloseCodes.notFound, reason);
-  }
-  streamTerminal(session, app, stream, parseCursor(url.searchParams.get("lastSeq")) ?? 0, service.timings.resizeThrottleMs, () => service.ownership.holds(id));
-}
-
 /** The SSE stream: its head now, its events as the session goes. */
 function serveEvents(service: SessionService, id: string, url: URL, stream: ServerHttp2Stream): void {
   const session = service.session(id);
@@ -95,8 +80,8 @@ function serveEvents(service: SessionService, id: string, url: URL, stream: Serv
 }
 
 /**
- * A stream's error listener. Not a closure made per stream: it stays on a terminal's or an
- * event stream's stream for its whole life and would keep the dispatch's scope (its URL) with it.
+ * A stream's error listener. Not a closure made per stream: it stays on an event stream's
+ * stream for its whole life and would keep the dispatch's scope (its URL) with it.
  */
 function ignoreError(): void {}
 
@@ -104,16 +89,16 @@ export function createDispatch(service: SessionService, log: Logger) {
   const handlers = implementations(service);
 
   const dispatch = async (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, method: string, url: URL): Promise<Answer | undefined> => {
-    const found = findRoute(INTERNAL_PREFIX, method, url.pathname, ["relayed", "internal", "events", "terminal"]);
+    const found = findRoute(INTERNAL_PREFIX, method, url.pathname, ["relayed", "internal", "events"]);
     if (!found) throw new Problem("not_found", "no_such_internal_route", `${method} ${url.pathname}`);
     const [name, params] = found as [RouteName, Record<string, string>];
     // A session this process does not serve now (another replica's, between replicas, or one
-    // whose hold lapsed during a pause) is refused with 503, a terminal and an event stream too;
+    // whose hold lapsed during a pause) is refused with 503, an event stream too;
     // the api asks again as the placement moves, and refuses its client only if no owner comes
     // (docs/replicas.md).
     if (params.id !== undefined && service.servedElsewhere(params.id)) throw servedElsewhere(params.id);
-    if (name === "sessionEvents" || name === "sessionIo") {
-      (name === "sessionEvents" ? serveEvents : serveTerminal)(service, params.id ?? "", url, stream);
+    if (name === "sessionEvents") {
+      serveEvents(service, params.id ?? "", url, stream);
       return undefined;
     }
     const spec = routes[name];

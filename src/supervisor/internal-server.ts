@@ -1,13 +1,16 @@
 /**
- * The supervisor's side of the internal protocol (docs/relay.md): HTTP/2 on a Unix socket
- * (mode 0600) that only the api process of the same pod can reach, and, when configured, on a
- * TCP address for the api processes of peer replicas, which must present the shared
- * credential on every stream. Each api process holds one connection; its calls, event streams
- * and terminals are streams of it (internal-dispatch.ts serves them).
+ * The supervisor's side of the internal protocol (docs/relay.md): a Unix socket (mode 0600)
+ * that only the api process of the same pod can reach, and, when configured, a TCP address for
+ * the api processes of peer replicas, which must present the shared credential on every stream
+ * and every upgrade. Each listener tells a connection's kind by its first bytes: the HTTP/2
+ * preface is the api's one connection, whose calls and event streams are streams of it
+ * (internal-dispatch.ts serves them); anything else is HTTP/1.1, where a terminal's WebSocket
+ * upgrade is taken (terminal-upgrades.ts) and the connection becomes the client's terminal.
  */
 import { chmod } from "node:fs/promises";
+import { type Server as Http1Server, createServer as createHttp1Server } from "node:http";
 import { type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createServer } from "node:http2";
-import type { Socket } from "node:net";
+import { type Server as NetServer, type Socket, createServer as createNetServer } from "node:net";
 import type { PeerAddress } from "../config/peer.ts";
 import { type Keepalive, PEER_KEEPALIVE, keepAlive } from "../internal/keepalive.ts";
 import { tokenMatches } from "../observability/secret-compare.ts";
@@ -16,15 +19,13 @@ import type { Logger } from "../log.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from "../observability/request-context.ts";
 import { createDispatch } from "./internal-dispatch.ts";
 import type { SessionService } from "./session-service.ts";
+import { type TerminalUpgrades, terminalUpgrades } from "./terminal-upgrades.ts";
 
 type StreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
 
 /** `keepalive`: the peer listener's; a Unix socket's client is this pod's api, whose death closes it. */
 function http2Server(handle: StreamHandler, sessions: Set<Http2Session>, keepalive?: Keepalive): Http2Server {
   const server = createServer({ settings: linkSettings, maxSessionMemory: SESSION_MEMORY_MB });
-  // No Nagle on TCP: an output frame must not wait for the previous segment's acknowledgement
-  // (the raw socket, before HTTP/2 wraps it in a proxy that refuses such calls).
-  if (keepalive) server.on("connection", (socket: Socket) => socket.setNoDelay(true));
   server.on("session", (session: Http2Session) => {
     if (keepalive) keepAlive(session, keepalive);
     sessions.add(session);
@@ -51,7 +52,54 @@ function requireCredential(secret: string, handle: StreamHandler, log: Logger): 
   };
 }
 
-function listenOn(server: Http2Server, where: string | PeerAddress): Promise<void> {
+/** The first bytes of the HTTP/2 preface: no HTTP/1.1 method starts so. */
+const HTTP2_START = Buffer.from("PRI");
+
+/**
+ * A listener that hands each connection to HTTP/2 or to HTTP/1.1 by its first bytes. `tcp`: no
+ * Nagle (an output frame must not wait for the previous segment's acknowledgement) and TCP
+ * keepalive (a spliced terminal has no HTTP/2 PING; a vanished peer is found by the kernel).
+ */
+function sniffingListener(http2: Http2Server, http1: Http1Server, tcp: Keepalive | undefined): NetServer {
+  return createNetServer((socket: Socket) => {
+    if (tcp) {
+      socket.setNoDelay(true);
+      socket.setKeepAlive(true, tcp.intervalMs);
+    }
+    let seen: Buffer = Buffer.alloc(0);
+    const sniff = (chunk: Buffer) => {
+      seen = seen.byteLength === 0 ? chunk : Buffer.concat([seen, chunk]);
+      const compared = Math.min(seen.byteLength, HTTP2_START.byteLength);
+      const http2Preface = seen.subarray(0, compared).equals(HTTP2_START.subarray(0, compared));
+      if (http2Preface && seen.byteLength < HTTP2_START.byteLength) return;
+      socket.off("data", sniff);
+      socket.off("error", forget);
+      socket.pause();
+      // Read again by the server it goes to, from the first byte.
+      socket.unshift(seen);
+      if (http2Preface) http2.emit("connection", socket);
+      else {
+        http1.emit("connection", socket);
+        socket.resume();
+      }
+    };
+    const forget = () => socket.destroy();
+    socket.on("data", sniff);
+    socket.on("error", forget);
+  });
+}
+
+/** The HTTP/1.1 side of a listener: terminal upgrades only. */
+function upgradeServer(upgrades: TerminalUpgrades, secret?: string): Http1Server {
+  const server = createHttp1Server((_request, response) => {
+    response.writeHead(426, { "content-type": "application/json", connection: "close" });
+    response.end(JSON.stringify({ error: "upgrade_required", message: "only a terminal's WebSocket upgrade is served over HTTP/1.1" }));
+  });
+  server.on("upgrade", upgrades.handler(secret));
+  return server;
+}
+
+function listenOn(server: NetServer, where: string | PeerAddress): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     const done = () => {
@@ -64,7 +112,7 @@ function listenOn(server: Http2Server, where: string | PeerAddress): Promise<voi
 }
 
 export type InternalServer = {
-  server: Http2Server;
+  server: NetServer;
   /** The peer listener's port when one was asked for (port 0 picks a free one). */
   peerPort: number | undefined;
   close(): Promise<void>;
@@ -80,13 +128,16 @@ export async function startInternalServer(options: {
 }): Promise<InternalServer> {
   const dispatch = createDispatch(options.service, options.log);
   const sessions = new Set<Http2Session>();
-  const server = http2Server(dispatch, sessions);
+  const upgrades = terminalUpgrades(options.service, options.log);
+  const server = sniffingListener(http2Server(dispatch, sessions), upgradeServer(upgrades), undefined);
   await listenOn(server, options.socketPath);
   await chmod(options.socketPath, 0o600);
-  let peerServer: Http2Server | undefined;
+  let peerServer: NetServer | undefined;
   if (options.peer) {
-    peerServer = http2Server(requireCredential(options.peer.secret, dispatch, options.log), sessions, options.peer.keepalive ?? PEER_KEEPALIVE);
-    await listenOn(peerServer, options.peer.listen);
+    const { secret, listen } = options.peer;
+    const keepalive = options.peer.keepalive ?? PEER_KEEPALIVE;
+    peerServer = sniffingListener(http2Server(requireCredential(secret, dispatch, options.log), sessions, keepalive), upgradeServer(upgrades, secret), keepalive);
+    await listenOn(peerServer, listen);
   }
   const address = peerServer?.address();
   return {
@@ -96,8 +147,9 @@ export async function startInternalServer(options: {
       const closed = [server, peerServer].map(
         (listener) => new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve())),
       );
-      // Open streams (terminals, event streams) are cut: the api tells its clients to come back.
+      // Open streams and terminals are cut: the api tells its clients to come back.
       for (const session of sessions) session.destroy();
+      upgrades.closeAll();
       await Promise.all(closed);
     },
   };

@@ -1,8 +1,10 @@
 /**
- * Serves one app's byte channel (docs/api.md "Terminal (WebSocket)") over an upgraded internal connection. The
- * api process relays the frames to its WebSocket client unchanged. Like the event stream, it
- * is a follower of a replay ring (ring-follower.ts), so replay and live bytes take the same
- * path: nothing is lost or duplicated between snapshot and subscription.
+ * Serves one app's byte channel (docs/api.md "Terminal (WebSocket)") as the client's WebSocket
+ * itself: the api splices the client's connection to this one and parses nothing
+ * (docs/relay.md "The terminal"). Like the event stream, it is a follower of a replay ring
+ * (ring-follower.ts), so replay and live bytes take the same path: nothing is lost or
+ * duplicated between snapshot and subscription. A slow client costs a cursor: the follower
+ * waits while more than 1 MiB is unsent to the connection.
  *
  * Fenced by the session's hold (docs/replicas.md "Fencing the data plane"): before any output goes
  * to the client and any input or resize to the pod, `holds()` is asked; once it answers no (a
@@ -10,59 +12,59 @@
  * retryable `1012`, what it had not sent is dropped (the new owner serves it), and input it
  * received and could not deliver is said lost in the close's reason.
  */
-import type { Duplex } from "node:stream";
 import * as v from "valibot";
+import type { WebSocket } from "ws";
 import { CloseCodes, encodeByteFrame } from "../contract/streams.ts";
-import { FrameDecoder, FrameKind, HEADER_BYTES, type IoFrame, encodeFrame, frameInPlace } from "../internal/io-frames.ts";
 import { terminalBytesRelayed } from "../metrics/figures.ts";
 import type { AppChannel, Session } from "../sessions/session.ts";
-import { followRing } from "./ring-follower.ts";
+import { type RingSink, followRing } from "./ring-follower.ts";
 
 const MAX_TERMINAL_SIZE = 10_000;
+/** Unsent bytes past which the follower waits for the connection to drain. */
+export const OUTPUT_CEILING_BYTES = 1024 * 1024;
 const MOVED_REASON = "session moved to another replica";
 /** Input this replica received after its hold lapsed was not written: the client knows to type it again. */
 const INPUT_LOST_REASON = "session moved to another replica; input not delivered";
 
 const ControlFrameSchema = v.object({ type: v.string(), cols: v.optional(v.unknown()), rows: v.optional(v.unknown()) });
 
-/** Sends a close frame and ends the connection; for refusals before any stream starts. */
-export function refuseTerminal(socket: Duplex, code: number, reason: string): void {
-  socket.end(encodeFrame({ kind: FrameKind.close, code, reason }));
+type Close = { code: number; reason: string };
+
+/**
+ * ws keeps its socket private; the follower corks it while a pump writes (one write for what
+ * one change made available) and waits for its `drain`.
+ */
+function rawSocket(ws: WebSocket): RingSink<unknown>["socket"] {
+  return (ws as unknown as { _socket: RingSink<unknown>["socket"] })._socket;
 }
 
-export function streamTerminal(
-  session: Session,
-  app: AppChannel,
-  socket: Duplex,
-  lastSeq: number,
-  resizeThrottleMs: number,
-  holds: () => boolean,
-): void {
+export function streamTerminal(session: Session, app: AppChannel, ws: WebSocket, lastSeq: number, resizeThrottleMs: number, holds: () => boolean): void {
   const bytes = app.bytes;
   if (session.terminal && bytes.nextId - 1 <= lastSeq) {
-    return refuseTerminal(socket, CloseCodes.terminalNothingToReplay, "session terminal, nothing to replay");
+    return ws.close(CloseCodes.terminalNothingToReplay, "session terminal, nothing to replay");
   }
 
   session.addSubscriber();
-  const send = (frame: IoFrame) => socket.write(encodeFrame(frame));
-  /** How the follow ends: with a close frame, or (the api went away) by destroying the socket. */
-  let close: { code: number; reason: string } | undefined;
+  const sendText = (message: object) => ws.send(JSON.stringify(message));
+  /** How the follow ends: with a close frame, or (the api went away) by ending the socket. */
+  let close: Close | undefined;
   /** The hold lapsed: nothing more to the client or the pod. Returns true once so. */
   const lapsed = (inputLost: boolean) => {
     if (holds()) return false;
     close ??= { code: CloseCodes.serviceRestart, reason: inputLost ? INPUT_LOST_REASON : MOVED_REASON };
     return true;
   };
-  const onControl = controlHandler(session, app, send, resizeThrottleMs, () => !lapsed(false));
+  const onControl = controlHandler(session, app, sendText, resizeThrottleMs, () => !lapsed(false));
 
-  send({ kind: FrameKind.text, text: JSON.stringify({ type: "seq", seq: lastSeq, app: app.name, io: app.io }) });
+  sendText({ type: "seq", seq: lastSeq, app: app.name, io: app.io });
   const follow = followRing(session, bytes, lastSeq, {
-    socket,
+    socket: rawSocket(ws),
     write: (seq, chunk) => {
       terminalBytesRelayed("out", chunk.bytes.byteLength);
-      return socket.write(frameInPlace(encodeByteFrame(seq, chunk.tag, chunk.bytes, HEADER_BYTES))) ? "more" : "drain";
+      ws.send(encodeByteFrame(seq, chunk.tag, chunk.bytes));
+      return ws.bufferedAmount < OUTPUT_CEILING_BYTES ? "more" : "drain";
     },
-    gap: () => send({ kind: FrameKind.text, text: JSON.stringify({ type: "gap", reason: "buffer_evicted" }) }),
+    gap: () => sendText({ type: "gap", reason: "buffer_evicted" }),
     // Evicted: ends at once; moved: first sends what it holds (the seq to reconnect with is the
     // last), while this replica still holds the session; its hold lapsed: ends at once.
     stopBefore: () => {
@@ -78,8 +80,10 @@ export function streamTerminal(
     end: () => {
       onControl.cancel();
       session.removeSubscriber(Date.now());
-      if (close && !socket.writableEnded) socket.end(encodeFrame({ kind: FrameKind.close, ...close }));
-      else if (!socket.destroyed) socket.destroy();
+      // A close frame leaves after what was sent before it: the client has it all first. A close
+      // handshake already under way (the client's, or ws's own 1009) is left to finish.
+      if (close && ws.readyState === ws.OPEN) ws.close(close.code, close.reason);
+      else if (ws.readyState === ws.OPEN) ws.terminate();
     },
   });
   const finish = follow.stop;
@@ -88,51 +92,44 @@ export function streamTerminal(
   const writeStdin = (parts: Buffer[]) => {
     if (parts.length === 0 || session.terminal || session.status.kind !== "running" || !session.workload) return;
     if (lapsed(true)) return finish();
-    const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    terminalBytesRelayed("in", bytes.byteLength);
-    session.workload.writeStdin(app.name, bytes);
+    const input = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    terminalBytesRelayed("in", input.byteLength);
+    session.workload.writeStdin(app.name, input);
   };
-  readClientFrames(socket, writeStdin, (text) => onControl.handle(text), finish);
+  readClientMessages(ws, writeStdin, (text) => onControl.handle(text), finish);
 }
 
 /**
- * What the client sends: stdin, control frames, and a close (or a malformed frame) that ends
- * the terminal. Consecutive stdin frames of one read reach the pod as one write (a terminal has
- * no message boundaries): one attach message instead of one per client message.
+ * What the client sends: stdin, control frames, and its close (or a broken connection), which
+ * ends the terminal. The stdin messages of one read reach the pod as one write (a terminal has
+ * no message boundaries): ws hands over the messages of one read in one pass, and they are
+ * written at the end of it, or before a control frame that follows them.
  */
-function readClientFrames(socket: Duplex, writeStdin: (parts: Buffer[]) => void, onControl: (text: string) => void, finish: () => void): void {
-  const decoder = new FrameDecoder();
-  socket.on("data", (chunk: Buffer) => {
-    let frames: IoFrame[];
-    try {
-      frames = decoder.push(chunk);
-    } catch {
-      return finish();
+function readClientMessages(ws: WebSocket, writeStdin: (parts: Buffer[]) => void, onControl: (text: string) => void, finish: () => void): void {
+  let stdin: Buffer[] = [];
+  const flush = () => {
+    const parts = stdin;
+    stdin = [];
+    writeStdin(parts);
+  };
+  ws.on("message", (data: Buffer, isBinary: boolean) => {
+    if (isBinary) {
+      if (stdin.length === 0) process.nextTick(flush);
+      stdin.push(data);
+      return;
     }
-    let stdin: Buffer[] = [];
-    for (const frame of frames) {
-      if (frame.kind === FrameKind.binary) {
-        stdin.push(frame.bytes);
-        continue;
-      }
-      writeStdin(stdin);
-      stdin = [];
-      if (frame.kind === FrameKind.text) onControl(frame.text);
-      else return finish();
-    }
-    writeStdin(stdin);
+    flush();
+    onControl(data.toString("utf8"));
   });
-  // The upgraded socket is half-open capable: the api going away shows as 'end' first.
-  socket.on("end", () => finish());
-  socket.on("close", () => finish());
-  socket.on("error", () => finish());
+  ws.on("close", finish);
+  ws.on("error", finish);
 }
 
 /**
  * The client's control frames: resizes, coalesced to one per throttle window (docs/api.md
  * "Terminal (WebSocket)"), refused with an error frame on a streams app; anything else is ignored.
  */
-function controlHandler(session: Session, app: AppChannel, send: (frame: IoFrame) => boolean, throttleMs: number, mayWrite: () => boolean) {
+function controlHandler(session: Session, app: AppChannel, sendText: (message: object) => void, throttleMs: number, mayWrite: () => boolean) {
   let pendingResize: { cols: number; rows: number } | undefined;
   let resizeTimer: NodeJS.Timeout | undefined;
   const flushResize = () => {
@@ -151,7 +148,7 @@ function controlHandler(session: Session, app: AppChannel, send: (frame: IoFrame
       const control = v.safeParse(ControlFrameSchema, parsed);
       if (!control.success || control.output.type !== "resize") return;
       if (app.io === "streams") {
-        send({ kind: FrameKind.text, text: JSON.stringify({ type: "error", error: "resize_unsupported", io: "streams" }) });
+        sendText({ type: "error", error: "resize_unsupported", io: "streams" });
         return;
       }
       const cols = terminalDimension(control.output.cols);

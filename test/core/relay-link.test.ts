@@ -1,18 +1,21 @@
 /**
- * The multiplexed link between an api process and a supervisor (docs/relay.md), through real
- * processes: one connection carries many streams and a stalled one holds back only itself; the
- * peer listener refuses a caller without the shared credential; and an api process whose
- * supervisor is a peer over TCP serves an event stream and a terminal end to end.
+ * The link between an api process and a supervisor (docs/relay.md), through real processes: a
+ * terminal whose client does not read holds back only itself, and neither process's memory grows
+ * with what it is not sent; the peer listener refuses a caller without the shared credential,
+ * on HTTP/2 and on a terminal's upgrade alike; and an api process whose supervisor is a peer over
+ * TCP serves an event stream and a terminal end to end.
  */
-import type { ClientHttp2Stream } from "node:http2";
+import { connect } from "node:net";
+import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { RunnerClient } from "../../src/client/index.ts";
 import { routes } from "../../src/contract/routes.ts";
 import { decodeByteFrame } from "../../src/contract/streams.ts";
 import { SupervisorClient, SupervisorUnavailableError } from "../../src/internal/client.ts";
-import { FrameDecoder, FrameKind, encodeFrame } from "../../src/internal/io-frames.ts";
-import { INTERNAL_PROTOCOL_VERSION, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
+import { INTERNAL_PROTOCOL_VERSION, PEER_CREDENTIAL_HEADER, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
 import { InternalH2 } from "../support/internal-h2.ts";
+import { scrape, valueOf } from "../support/metrics.ts";
 import { freePort } from "../support/ports.ts";
 import { type RunnerUnderTest, spawnTs, startRunner } from "../support/processes.ts";
 import { sessionBody } from "../support/session-body.ts";
@@ -20,19 +23,55 @@ import { eventsUntil, framesUntilText, isStatus, textOf } from "../support/strea
 import { waitFor } from "../support/wait.ts";
 
 const SECRET = "a-shared-peer-credential-of-40-characters";
+const MiB = 1024 * 1024;
 
-/** The text of a terminal stream's output frames, as they arrive. */
-function outputOf(stream: ClientHttp2Stream): { text(): string } {
-  const decoder = new FrameDecoder();
+/** A raw WebSocket to the api's terminal, and the output text it has read. */
+async function rawTerminal(baseUrl: string, sessionId: string): Promise<{ ws: WebSocket; socket: Socket; text(): string; bytes(): number }> {
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/sessions/${sessionId}/io`);
   let text = "";
-  stream.on("data", (chunk: Buffer) => {
-    for (const frame of decoder.push(chunk)) {
-      if (frame.kind !== FrameKind.binary) continue;
-      const decoded = decodeByteFrame(frame.bytes);
-      if (decoded) text += Buffer.from(decoded.payload).toString("latin1");
-    }
+  let bytes = 0;
+  ws.on("message", (data: Buffer, binary: boolean) => {
+    if (!binary) return;
+    const decoded = decodeByteFrame(data);
+    if (!decoded) return;
+    bytes += decoded.payload.byteLength;
+    if (text.length < 4096) text += Buffer.from(decoded.payload).toString("latin1");
   });
-  return { text: () => text };
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  return { ws, socket: (ws as unknown as { _socket: Socket })._socket, text: () => text, bytes: () => bytes };
+}
+
+/** Resident memory of the api and the supervisor, from the runner's metrics. */
+async function residentMiB(baseUrl: string): Promise<{ api: number; supervisor: number }> {
+  const samples = await scrape(baseUrl);
+  const of = (process: string) => valueOf(samples, "process_resident_memory_bytes", { process }) / MiB;
+  return { api: of("api"), supervisor: of("supervisor") };
+}
+
+/** A raw HTTP/1.1 upgrade to `port`; resolves with the answer's status line and whether the connection was then closed. */
+function rawUpgrade(port: number, headers: Record<string, string>): Promise<{ statusLine: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    const lines = ["GET /internal/sessions/abcdefghijkl/io HTTP/1.1", "host: supervisor", "connection: Upgrade", "upgrade: websocket", "sec-websocket-version: 13", "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ=="];
+    for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+    socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    let received = "";
+    let statusLine = "";
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString("latin1");
+      statusLine ||= received.includes("\r\n") ? received.slice(0, received.indexOf("\r\n")) : "";
+      // An upgraded connection stays open: the status line says enough.
+      if (statusLine.includes(" 101 ")) {
+        socket.destroy();
+        resolve({ statusLine, closed: false });
+      }
+    });
+    socket.on("close", () => resolve({ statusLine, closed: true }));
+    socket.on("error", reject);
+  });
 }
 
 describe("the multiplexed link", () => {
@@ -46,42 +85,45 @@ describe("the multiplexed link", () => {
     await runner.close();
   });
 
-  it("a stalled stream does not delay another session's stream on the same connection", async () => {
-    const link = new SupervisorClient(runner.socketPath);
+  it("a terminal whose client does not read delays no other terminal or call, and grows neither process's memory", async () => {
     const stalled = (await runner.client.createSession(sessionBody())).sessionId;
     const other = (await runner.client.createSession(sessionBody())).sessionId;
     await eventsUntil(runner.client, stalled, isStatus("running"));
     await eventsUntil(runner.client, other, isStatus("running"));
+    const before = await residentMiB(runner.baseUrl);
+    const blocked = await rawTerminal(runner.baseUrl, stalled);
     try {
-      // Never read: its window closes and the supervisor's follower waits on it.
-      const blocked = await link.openTerminal(stalled, new URLSearchParams());
-      blocked.pause();
-      // `!output <n>`: the scripted workload writes n bytes to its terminal.
-      const burst = Buffer.from("!output 65536\n".repeat(64));
-      blocked.write(encodeFrame({ kind: FrameKind.binary, bytes: burst }));
-      // Four MiB echoed: far past its window, so its output is held up behind the reader.
-      await waitFor("the stalled session's echo to fill its window", async () => {
-        const session = await link.call(routes.getSession, { params: { id: stalled } });
-        return session.sessionId === stalled && blocked.readableLength > 0 ? true : undefined;
-      });
+      // Never read: the kernel's buffers fill, the api stops reading the supervisor, and the
+      // supervisor's follower stops at its 1 MiB ceiling.
+      blocked.socket.pause();
+      // `!output <n>`: the scripted workload writes n bytes to its terminal: 48 MiB, then 96 more.
+      blocked.ws.send(Buffer.from("!output 65536\n".repeat(768)));
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const first = await residentMiB(runner.baseUrl);
+      blocked.ws.send(Buffer.from("!output 65536\n".repeat(1536)));
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
 
-      // On the same connection: a JSON call and another session's terminal go on at once.
-      const live = await link.openTerminal(other, new URLSearchParams());
-      const output = outputOf(live);
+      // Another session's terminal and a JSON call go on at once.
+      const live = runner.client.terminal(other);
       const began = performance.now();
-      live.write(encodeFrame({ kind: FrameKind.binary, bytes: Buffer.from("past the stall\n") }));
-      await waitFor("the other session's echo", async () => (output.text().includes("past the stall") ? true : undefined), 5_000);
+      await live.send("past the stall\n");
+      expect(textOf(await framesUntilText(live, "past the stall"))).toContain("past the stall");
       expect(performance.now() - began).toBeLessThan(5_000);
-      expect((await link.call(routes.getSession, { params: { id: other } })).sessionId).toBe(other);
-
-      // The stalled stream was held, not lost: read, every byte of it arrives.
-      const held = outputOf(blocked);
-      blocked.resume();
-      await waitFor("the stalled stream to flow once read", async () => (held.text().length >= 4 * 1024 * 1024 ? true : undefined));
-      blocked.close();
+      expect((await runner.client.getSession(other)).sessionId).toBe(other);
       live.close();
+
+      // 144 MiB made and not read: neither process holds it. The api holds at most a socket's
+      // chunk; the supervisor its replay buffer (5 MB) and 1 MiB ceiling, reached in the first
+      // 48 MiB, and the 96 MiB after them add no more than their garbage not yet collected.
+      const stalledAt = await residentMiB(runner.baseUrl);
+      expect(stalledAt.api - before.api).toBeLessThan(24);
+      expect(stalledAt.supervisor - first.supervisor).toBeLessThan(48);
+
+      // The stalled terminal was held, not lost: read, what the replay buffer kept arrives.
+      blocked.socket.resume();
+      await waitFor("the stalled terminal to flow once read", async () => (blocked.bytes() >= 4 * MiB ? true : undefined));
     } finally {
-      await link.close();
+      blocked.ws.terminate();
       await runner.client.deleteSession(stalled);
       await runner.client.deleteSession(other);
     }
@@ -103,6 +145,16 @@ describe("the multiplexed link", () => {
     const right = new SupervisorClient({ ...target, credential: SECRET });
     expect(await right.call(routes.capabilities)).toBeTruthy();
     await right.close();
+
+    // A terminal's upgrade on the same port: refused without the credential, its connection closed.
+    const versioned = { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION };
+    for (const offered of [{}, { [PEER_CREDENTIAL_HEADER]: "not-the-secret" }] as Record<string, string>[]) {
+      const answer = await rawUpgrade(peerPort, { ...versioned, ...offered });
+      expect(answer.statusLine).toMatch(/^HTTP\/1\.1 401 /);
+      expect(answer.closed).toBe(true);
+    }
+    // With it, the upgrade is taken (the session is unknown: a 4404 close follows, after the 101).
+    expect((await rawUpgrade(peerPort, { ...versioned, [PEER_CREDENTIAL_HEADER]: SECRET })).statusLine).toMatch(/^HTTP\/1\.1 101 /);
   });
 
   it("carries an event stream and a terminal end to end to an api whose supervisor is a peer", async () => {

@@ -7,6 +7,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -169,11 +170,28 @@ describe("generated bad input", { timeout: 600_000 }, () => {
     );
     const { sessionId } = await runner.client.createSession(sessionBody());
     await eventsUntil(runner.client, sessionId, isStatus("running"));
+    // The socket's other door: arbitrary first bytes (told apart from HTTP/2's preface by them),
+    // and arbitrary bytes after a terminal's upgrade.
+    const upgrade = [
+      `GET /internal/sessions/${sessionId}/io HTTP/1.1`,
+      "host: supervisor",
+      "connection: Upgrade",
+      "upgrade: websocket",
+      "sec-websocket-version: 13",
+      "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==",
+      `${PROTOCOL_HEADER}: ${INTERNAL_PROTOCOL_VERSION}`,
+      "",
+      "",
+    ].join("\r\n");
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 6 }), async (chunks) => {
-        const stream = internal.open(`/internal/sessions/${sessionId}/io`, { [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION });
-        for (const chunk of chunks) stream.write(chunk);
-        stream.destroy();
+      fc.asyncProperty(fc.boolean(), fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 6 }), async (upgraded, chunks) => {
+        const socket = connect(runner.env.RUNNER_INTERNAL_SOCKET!);
+        socket.on("error", () => undefined);
+        await new Promise((resolve) => socket.once("connect", resolve));
+        if (upgraded) socket.write(upgrade);
+        for (const chunk of chunks) socket.write(chunk);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        socket.destroy();
       }),
       { numRuns: 200 },
     );
