@@ -32,6 +32,8 @@ const tracingEnv = () => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
   OTEL_EXPORTER_OTLP_PROTOCOL: receiver.protocol,
   OTEL_BSP_SCHEDULE_DELAY: String(BATCH_MS),
+  // Each process says when it starts the SDK (tracing-off.test.ts holds the other side of it).
+  LOG_LEVEL: "info",
 });
 
 /** A request through `via` carrying a fresh `traceparent`; its trace's id and the client span's id. */
@@ -80,10 +82,11 @@ describe(`traces of one replica on the ${ON_REAL_CLUSTER ? "real" : "simulated"}
   let runner: ClusterRunner;
   beforeAll(async () => {
     runner = await startClusterRunner({ env: tracingEnv() });
-  }, START_MS);
+  }, 3 * START_MS);
   afterAll(() => runner?.close());
 
   it("follows a start from the POST through both processes to every Kubernetes call, with the pod's stages as events, and a stop", async () => {
+    expect(runner.logs().match(/tracing on/g)).toHaveLength(2);
     const start = await traced(runner, "POST", "/v1/sessions", kubeSessionBody());
     expect(start.status).toBe(201);
     const sessionId = start.answer!.sessionId!;
