@@ -7,7 +7,8 @@
  *
  * On the simulated cluster (`npm test`) the receiver is an OTLP/HTTP JSON one in this process;
  * on the real one (`npm run test:cluster`) it is Jaeger, fed over OTLP/HTTP protobuf and read
- * through its query API.
+ * through its query API. `K8S_RUNNER_TRACE_RECEIVER=jaeger` takes Jaeger on the simulated cluster
+ * too (a machine without root for the tier).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClusterRunner, ON_REAL_CLUSTER, kubeSessionBody, startClusterRunner } from "../support/kube-runner.ts";
@@ -24,7 +25,7 @@ const SPANS_MS = ON_REAL_CLUSTER ? 30_000 : 15_000;
 let receiver: TraceReceiver;
 
 beforeAll(async () => {
-  receiver = ON_REAL_CLUSTER ? await jaegerReceiver() : await otlpReceiver();
+  receiver = ON_REAL_CLUSTER || process.env.K8S_RUNNER_TRACE_RECEIVER === "jaeger" ? await jaegerReceiver() : await otlpReceiver();
 }, 600_000);
 afterAll(() => receiver?.close());
 
