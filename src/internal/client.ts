@@ -39,7 +39,7 @@ export class SupervisorClient {
     this.#spanAttributes =
       typeof target === "string" || "socketPath" in target
         ? { "k8s_runner.link": "unix" }
-         : { "k8s_runner.link": "peer", "server.address": target.host, "server.port": target.port };
+        : { "k8s_runner.link": "peer", "server.address": target.host, "server.port": target.port };
   }
 
   /**
