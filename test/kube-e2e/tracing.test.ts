@@ -86,7 +86,7 @@ describe(`traces of one replica on the ${ON_REAL_CLUSTER ? "real" : "simulated"}
   }, 3 * START_MS);
   afterAll(() => runner?.close());
 
-  it("follows a start from the POST through both processes to every Kubernetes call, with the pod's stages as events, and a stop", async () => {
+  it("follows a start from the POST through both processes to every Kubernetes call, with the pod's stages as events, a handover and a stop", async () => {
     expect(runner.logs().match(/tracing on/g)).toHaveLength(2);
     const start = await traced(runner, "POST", "/v1/sessions", kubeSessionBody());
     expect(start.status).toBe(201);
@@ -116,6 +116,25 @@ describe(`traces of one replica on the ${ON_REAL_CLUSTER ? "real" : "simulated"}
     // The terminal's attach to the pod, under the start that opened it.
     expect(found.attach.kind).toBe("client");
     expect(descendsFrom(spans, found.attach, found.started)).toBe(true);
+
+    // A new supervisor takes the running session over from its pod (the last one killed): a
+    // handover, a trace of its own, with the adopted session's start and its Kubernetes calls under it.
+    await runner.stopSupervisor("SIGKILL");
+    await runner.startSupervisor();
+    const takenOver = await waitFor("the handover's trace with the adopted session's start", async () => {
+      const traces = await receiver.tracesWith("k8s-runner-supervisor", "handover.take_over");
+      return traces.find((spans) => spans.some((span) => span.name === "session.start" && span.attributes["k8s_runner.session_id"] === sessionId));
+    }, SPANS_MS);
+    const takeOver = one(takenOver, { name: "handover.take_over" });
+    expect(takeOver.parentId).toBeUndefined();
+    expect(takeOver.attributes["k8s_runner.sessions"]).toBe(1);
+    const adopted = one(takenOver, { name: "session.start" });
+    expect(adopted.attributes["k8s_runner.adopted"]).toBe(true);
+    expect(descendsFrom(takenOver, adopted, takeOver)).toBe(true);
+    const claims = takenOver.filter((span) => span.name.startsWith("kube "));
+    expect(claims.length).toBeGreaterThan(0);
+    for (const call of claims) expect(descendsFrom(takenOver, call, takeOver)).toBe(true);
+    await eventsUntil(runner.client, sessionId, isStatus("running"));
 
     const stop = await traced(runner, "DELETE", `/v1/sessions/${sessionId}`);
     expect(stop.status).toBe(204);

@@ -41,6 +41,8 @@ export type TraceReceiver = {
   protocol: "http/json" | "http/protobuf";
   /** What the receiver holds of one trace now. */
   spans(traceId: string): Promise<RecordedSpan[]>;
+  /** The traces (each whole) holding a span of `service` named `name`. */
+  tracesWith(service: string, name: string): Promise<RecordedSpan[][]>;
   /** How many export requests arrived (the in-test receiver only counts). */
   requests(): number;
   close(): Promise<void>;
@@ -112,6 +114,10 @@ export async function otlpReceiver(): Promise<TraceReceiver> {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     protocol: "http/json",
     spans: async (traceId) => spans.filter((span) => span.traceId === traceId),
+    tracesWith: async (service, name) => {
+      const ids = new Set(spans.filter((span) => span.service === service && span.name === name).map((span) => span.traceId));
+      return [...ids].map((id) => spans.filter((span) => span.traceId === id));
+    },
     requests: () => requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -202,6 +208,13 @@ export async function jaegerReceiver(): Promise<TraceReceiver> {
       if (!response.ok) throw new Error(`jaeger answered ${response.status}: ${await response.text()}`);
       const { data } = (await response.json()) as { data: JaegerTrace[] };
       return data.flatMap(jaegerSpans);
+    },
+    async tracesWith(service, name) {
+      const search = new URLSearchParams({ service, operation: name, limit: "100", lookback: "1h" });
+      const response = await fetch(`${query}/api/traces?${search}`);
+      if (!response.ok) throw new Error(`jaeger answered ${response.status}: ${await response.text()}`);
+      const { data } = (await response.json()) as { data: JaegerTrace[] | null };
+      return (data ?? []).map(jaegerSpans);
     },
     requests: () => 0,
     async close() {
