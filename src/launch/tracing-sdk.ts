@@ -6,7 +6,7 @@
  */
 import { context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter as OtlpJsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as OtlpProtobufExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -56,7 +56,8 @@ export function startTracingSdk(config: Enabled, who: TracedProcess): () => Prom
     spanProcessors: [new BatchSpanProcessor({ exporter: exporterOf(config.exporter), scheduledDelayMillis: config.scheduleDelayMs })],
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  // Trace context only (traceparent, tracestate): a client's baggage has no business in the supervisor.
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   return () => provider.shutdown();
 }
