@@ -13,6 +13,7 @@ import { loadCoreConfig } from "./config/core.ts";
 import { currentEnv } from "./config/environment.ts";
 import { loadKubeConfig } from "./config/kube.ts";
 import { exitOnConfigError } from "./config/startup.ts";
+import { loadTracingConfig } from "./config/tracing.ts";
 import { entryPath } from "./install-layout.ts";
 import { ensurePrivateDirectory } from "./internal/socket-path.ts";
 import { PortInUseError } from "./internal/listen.ts";
@@ -23,6 +24,8 @@ import { exitOnStartupRefusal } from "./launch/refusal.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "./launch/shutdown.ts";
 import { createLogger } from "./log.ts";
 import { logProcessErrors } from "./launch/process-errors.ts";
+import { flushTracing, startTracing } from "./launch/tracing.ts";
+import { RUNNER_VERSION } from "./version.ts";
 
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 /** On one machine the api answers locally unless RUNNER_BIND_ADDRESS says otherwise. */
@@ -36,6 +39,9 @@ let restarts = 0;
 let core = exitOnConfigError(() => loadCoreConfig(env));
 const log = createLogger("runner", core.logLevel);
 logProcessErrors(log);
+// The api runs in this process; the supervisor child reads the same variables and traces itself.
+const tracing = exitOnConfigError(() => loadTracingConfig(env));
+if (await startTracing(tracing, { process: "api", replica: core.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });
 const host = core.access.bindAddress ?? LOCAL_BIND_ADDRESS;
 
 // The api listens first: it answers 503 until the supervisor is up, and the port it gets
@@ -114,6 +120,7 @@ async function shutdown(exitCode = 0): Promise<void> {
   supervisor?.kill("SIGTERM");
   await supervisorGone;
   await simulated?.stop();
+  await flushTracing();
   process.exit(exitCode);
 }
 

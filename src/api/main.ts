@@ -7,12 +7,15 @@ import { dirname } from "node:path";
 import { loadCoreConfig } from "../config/core.ts";
 import { currentEnv } from "../config/environment.ts";
 import { exitOnConfigError } from "../config/startup.ts";
+import { loadTracingConfig } from "../config/tracing.ts";
 import { ensurePrivateDirectory } from "../internal/socket-path.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { onStopRequest } from "../launch/parent.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "../launch/shutdown.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
+import { flushTracing, startTracing } from "../launch/tracing.ts";
+import { RUNNER_VERSION } from "../version.ts";
 import { startApiServer } from "./server.ts";
 
 /** The deployment's pod IP must be reachable by the Service; RUNNER_BIND_ADDRESS narrows it. */
@@ -21,8 +24,10 @@ const DEFAULT_BIND_ADDRESS = "0.0.0.0";
 const env = currentEnv();
 const config = exitOnConfigError(() => loadCoreConfig(env));
 const consoleConfig = exitOnConfigError(() => loadConsoleConfig(env));
+const tracing = exitOnConfigError(() => loadTracingConfig(env));
 const log = createLogger("api", config.logLevel);
 logProcessErrors(log);
+if (await startTracing(tracing, { process: "api", replica: config.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });
 if (config.internalSocketIsDefault) await ensurePrivateDirectory(dirname(config.internalSocketPath)).catch(exitOnStartupRefusal);
 const host = config.access.bindAddress ?? DEFAULT_BIND_ADDRESS;
 const { supervisor: peerSupervisor, secret } = config.peer;
@@ -43,5 +48,5 @@ log.info("api listening", { url: `http://${host}:${server.port}`, supervisor: su
 onStopRequest((reason) => {
   log.info("api shutting down", { reason });
   exitWithin(API_SHUTDOWN_BOUND_MS, log);
-  void server.close().then(() => process.exit(0));
+  void server.close().then(flushTracing).then(() => process.exit(0));
 });

@@ -9,6 +9,7 @@ import type { ClientHttp2Stream, IncomingHttpHeaders } from "node:http2";
 import { RunnerError, errorBodyOf } from "../contract/problem.ts";
 import { INTERNAL_PREFIX, type RouteAnswer, type RouteSpec, TERMS_HEADER, pathOf, queryOf, routes } from "../contract/routes.ts";
 import { requestIdHeaders } from "../observability/request-context.ts";
+import { SpanKind, inStepSpan, traceHeaders } from "../observability/tracing.ts";
 import { LinkError, type LinkResponse, SupervisorLink, type SupervisorTarget } from "./link.ts";
 import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, PROTOCOL_HEADER } from "./protocol.ts";
 
@@ -29,14 +30,28 @@ const ANSWER_TIMEOUT_MS = 60_000;
 
 export class SupervisorClient {
   readonly #link: SupervisorLink;
+  /** Where the link goes, on each call's span: the Unix socket, or a peer replica's address. */
+  readonly #spanAttributes: Record<string, string | number>;
 
   /** A socket path (the local supervisor) or a target (a peer replica's, over TCP). */
   constructor(target: string | SupervisorTarget) {
     this.#link = new SupervisorLink(typeof target === "string" ? { socketPath: target } : target);
+    this.#spanAttributes =
+      typeof target === "string" || "socketPath" in target
+        ? { "k8s_runner.link": "unix" }
+        : { "k8s_runner.link": "peer", "server.address": target.host, "server.port": target.port };
   }
 
-  /** A JSON round trip of one route; a non-2xx answer is raised as a RunnerError. */
-  async call<R extends RouteSpec>(route: R, call: InternalCall = {}): Promise<RouteAnswer<R>> {
+  /**
+   * A JSON round trip of one route; a non-2xx answer is raised as a RunnerError. Inside a traced
+   * request, a client span whose context the supervisor continues (docs/tracing.md).
+   */
+  call<R extends RouteSpec>(route: R, call: InternalCall = {}): Promise<RouteAnswer<R>> {
+    const name = `${route.method} ${INTERNAL_PREFIX}${route.path}`;
+    return inStepSpan(name, SpanKind.CLIENT, this.#spanAttributes, () => this.#call(route, call));
+  }
+
+  async #call<R extends RouteSpec>(route: R, call: InternalCall): Promise<RouteAnswer<R>> {
     const path = pathOf(INTERNAL_PREFIX, route, call.params ?? {}) + queryOf(route, call.query ?? {});
     const headers: Record<string, string> = route.terms && call.acceptedTerms !== undefined ? { [TERMS_HEADER]: call.acceptedTerms } : {};
     // Serialised before the stream opens: a body that cannot be serialised is this request's
@@ -76,6 +91,7 @@ export class SupervisorClient {
           ":method": method,
           ":path": path,
           ...requestIdHeaders(),
+          ...traceHeaders(),
           ...headers,
           ...(body !== undefined && { "content-type": "application/json" }),
         },

@@ -1,7 +1,8 @@
 /**
  * Counting every typed Kubernetes API call at one place: the clients are built on a
  * configuration whose HTTP library is client-node's own, wrapped to count each request by
- * verb and resource as it settles (runner_kube_requests_total / _errors_total).
+ * verb and resource as it settles (runner_kube_requests_total / _errors_total), and, inside a
+ * traced operation, to make it a client span (docs/tracing.md).
  */
 import {
   type Configuration,
@@ -15,6 +16,7 @@ import {
   ServerConfiguration,
   createConfiguration,
 } from "@kubernetes/client-node";
+import { type Span, SpanKind, failSpan, stepSpan } from "../observability/tracing.ts";
 import { type KubeRequestLabels, kubeRequestMade } from "./figures.ts";
 
 /**
@@ -44,22 +46,40 @@ function counting(inner: HttpLibrary, userAgent: string | undefined): HttpLibrar
     send(request: RequestContext): Observable<ResponseContext> {
       if (userAgent !== undefined) request.setHeaderParam("User-Agent", userAgent);
       const labels = kubeRequestLabels(request.getHttpMethod(), request.getUrl());
+      const span = stepSpan(`kube ${labels.verb} ${labels.resource}`, SpanKind.CLIENT, () => ({
+        "http.request.method": request.getHttpMethod(),
+        "k8s_runner.kube.verb": labels.verb,
+        "k8s_runner.kube.resource": labels.resource,
+        "url.path": new URL(request.getUrl()).pathname,
+      }));
       const settled = inner
         .send(request)
         .toPromise()
         .then(
           (response) => {
             kubeRequestMade(labels, response.httpStatusCode >= 400 ? response.httpStatusCode : undefined);
+            if (span) kubeSpanEnded(span, response.httpStatusCode);
             return response;
           },
           (error: unknown) => {
             kubeRequestMade(labels, "network");
+            if (span) {
+              failSpan(span, error);
+              span.end();
+            }
             throw error;
           },
         );
       return new Observable(settled);
     },
   };
+}
+
+/** A Kubernetes call's span ended with its answer's status; 4xx and 5xx mark it failed. */
+function kubeSpanEnded(span: Span, status: number): void {
+  span.setAttribute("http.response.status_code", status);
+  if (status >= 400) failSpan(span, new Error(`the apiserver answered ${status}`));
+  span.end();
 }
 
 /**

@@ -11,6 +11,7 @@ import { Problem, problemAnswer } from "../contract/problem.ts";
 import { INTERNAL_PREFIX, type RouteName, type RouteSpec, TERMS_HEADER, findRoute, routes } from "../contract/routes.ts";
 import { EVENTS_AFTER_QUERY, INTERNAL_PROTOCOL_VERSION, PROTOCOL_HEADER, parseCursor } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
+import { SpanKind, inStepSpan } from "../observability/tracing.ts";
 import { streamEvents } from "./event-stream.ts";
 import { type RouteInputs, implementations } from "./route-implementations.ts";
 import type { SessionService } from "./session-service.ts";
@@ -103,12 +104,19 @@ export function createDispatch(service: SessionService, log: Logger) {
     }
     const spec = routes[name];
     const handler = handlers[name as keyof typeof handlers] as (input: RouteInputs) => unknown;
-    const input = await inputOf(spec, params, url, stream, headers);
-    // Asked again once the body is read, just before the handler writes anything to the pod (a
-    // workspace write, a reload): a pause while the body arrived may have outlasted the hold.
-    if (params.id !== undefined && service.servedElsewhere(params.id)) throw servedElsewhere(params.id);
-    const result = await handler(input);
-    return spec.status === 204 ? { status: 204 } : { status: spec.status, body: result };
+    // A server span when the api's call is traced: the start's and the stop's Kubernetes calls
+    // are its children.
+    const attributes = { "http.request.method": method, "http.route": INTERNAL_PREFIX + spec.path, ...(params.id !== undefined && { "k8s_runner.session_id": params.id }) };
+    return inStepSpan(`${method} ${INTERNAL_PREFIX}${spec.path}`, SpanKind.SERVER, attributes, async (span) => {
+      const input = await inputOf(spec, params, url, stream, headers);
+      // Asked again once the body is read, just before the handler writes anything to the pod (a
+      // workspace write, a reload): a pause while the body arrived may have outlasted the hold.
+      if (params.id !== undefined && service.servedElsewhere(params.id)) throw servedElsewhere(params.id);
+      const result = await handler(input);
+      if (name === "createSession" || name === "createAppSession") span?.setAttribute("k8s_runner.session_id", (result as { sessionId: string }).sessionId);
+      span?.setAttribute("http.response.status_code", spec.status);
+      return spec.status === 204 ? { status: 204 } : { status: spec.status, body: result };
+    });
   };
 
   return (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {

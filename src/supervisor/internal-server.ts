@@ -17,6 +17,7 @@ import { tokenMatches } from "../observability/secret-compare.ts";
 import { CONNECTION_WINDOW_BYTES, PEER_CREDENTIAL_HEADER, SESSION_MEMORY_MB, linkSettings } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from "../observability/request-context.ts";
+import { withRemoteContext } from "../observability/tracing.ts";
 import { createDispatch } from "./internal-dispatch.ts";
 import type { SessionService } from "./session-service.ts";
 import { type TerminalUpgrades, terminalUpgrades } from "./terminal-upgrades.ts";
@@ -34,8 +35,9 @@ function http2Server(handle: StreamHandler, sessions: Set<Http2Session>, keepali
     // A connection its client gave up on may already be gone; setting a window on it would throw.
     if (!session.destroyed) session.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
   });
-  // Each stream is served under the api's request id, so the lines it causes name it.
-  server.on("stream", (stream, headers) => withRequestId(requestIdFrom(headers[REQUEST_ID_HEADER]), () => handle(stream, headers)));
+  // Each stream is served under the api's request id, so the lines it causes name it, and under
+  // the trace context it carried (`traceparent`), so the spans it causes join the api's trace.
+  server.on("stream", (stream, headers) => withRequestId(requestIdFrom(headers[REQUEST_ID_HEADER]), () => withRemoteContext(headers, () => handle(stream, headers))));
   return server;
 }
 

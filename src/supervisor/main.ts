@@ -9,6 +9,8 @@ import { loadCoreConfig } from "../config/core.ts";
 import { currentEnv } from "../config/environment.ts";
 import { loadKubeConfig } from "../config/kube.ts";
 import { exitOnConfigError } from "../config/startup.ts";
+import { loadTracingConfig } from "../config/tracing.ts";
+import { flushTracing, startTracing } from "../launch/tracing.ts";
 import { kubeApi } from "../kube/cluster/api.ts";
 import { createKubeBackend } from "../kube/backend.ts";
 import { BundleStore } from "../kube/bundle/bundle-store.ts";
@@ -40,8 +42,11 @@ const env = currentEnv();
 const core = exitOnConfigError(() => loadCoreConfig(env));
 const kube = exitOnConfigError(() => loadKubeConfig(env));
 const replicaConfig = exitOnConfigError(() => replicaSettings(core.replicas, core.peer));
+const tracing = exitOnConfigError(() => loadTracingConfig(env));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
+// Before the first Kubernetes call, so that boot adoption is traced too.
+if (await startTracing(tracing, { process: "supervisor", replica: core.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });
 // First: a socket place this runner may not use refuses startup before any other work.
 await prepareSocketPath(core.internalSocketPath, core.internalSocketIsDefault).catch(exitOnStartupRefusal);
 
@@ -108,4 +113,4 @@ const backend = createKubeBackend(
 );
 
 const supervisor = await runSupervisor({ config: owned.config, backend, log, ownership: owned.ownership }).catch(exitOnStartupRefusal);
-stopOnSignals(supervisor, log, () => bundleServer.close());
+stopOnSignals(supervisor, log, () => bundleServer.close().then(flushTracing));

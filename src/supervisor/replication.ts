@@ -10,6 +10,7 @@ import type { KubeApi } from "../kube/cluster/api.ts";
 import { stampLabels } from "../kube/specs/names.ts";
 import { EXIT_BUDGET } from "../launch/shutdown.ts";
 import type { Logger } from "../log.ts";
+import { inSpan } from "../observability/tracing.ts";
 import { ReplicaCoordinator, leasePrefix } from "../replicas/coordinator.ts";
 import { LeaseStore } from "../replicas/lease-store.ts";
 import { sharedPeerCredential } from "../replicas/peer-credential.ts";
@@ -49,17 +50,26 @@ export async function sessionOwnership(api: KubeApi, core: CoreConfig, kube: Kub
   return { ownership: coordinator, config: { ...core, peer: { ...core.peer, secret } }, poolPeers: poolPeers(coordinator, peers) };
 }
 
-/** Sessions in and out of the service as the ownership moves them; the duties to the backend. */
+/**
+ * Sessions in and out of the service as the ownership moves them; the duties to the backend.
+ * Each handover, out or in, is a trace of its own (docs/tracing.md): its Kubernetes calls (the
+ * stream marks saved on the pods, the pods listed and claimed) and the adopted sessions' starts
+ * are its children.
+ */
 export function ownershipHooks(service: SessionService, log: Logger): OwnershipHooks {
   return {
-    letGo: async (which, unhurried) => {
-      const count = await service.letGo(which, unhurried ? undefined : EXIT_BUDGET.letGoMs);
-      if (count > 0) log.info("sessions handed to other replicas", { count });
-    },
-    takeOver: async (which) => {
-      const count = await service.adoptSessions(which);
-      if (count > 0) log.info("took over sessions from their pods", { count });
-    },
+    letGo: (which, unhurried) =>
+      inSpan("handover.let_go", { attributes: { "k8s_runner.unhurried": unhurried } }, async (span) => {
+        const count = await service.letGo(which, unhurried ? undefined : EXIT_BUDGET.letGoMs);
+        span.setAttribute("k8s_runner.sessions", count);
+        if (count > 0) log.info("sessions handed to other replicas", { count });
+      }),
+    takeOver: (which) =>
+      inSpan("handover.take_over", {}, async (span) => {
+        const count = await service.adoptSessions(which);
+        span.setAttribute("k8s_runner.sessions", count);
+        if (count > 0) log.info("took over sessions from their pods", { count });
+      }),
     dutiesGained: async () => {
       log.info("this replica holds the singleton duties");
       await service.backend.housekeep?.();

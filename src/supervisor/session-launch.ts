@@ -4,9 +4,10 @@
  * the registry's retention timers follow each change.
  */
 import { messageOf } from "../contract/problem.ts";
-import { type RunEvent, type RunStatus, isEventFrame } from "../contract/wire.ts";
+import { type RunEvent, type RunStatus, type TimelineEntry, isEventFrame } from "../contract/wire.ts";
 import type { Logger } from "../log.ts";
 import { type StartTracker, trackStart } from "../metrics/figures.ts";
+import { type Span, failSpan, startLongSpan } from "../observability/tracing.ts";
 import { type Backend, type BackendCallbacks, type BackendEvent, SessionStartError, type Started } from "../sessions/backend-seam.ts";
 import type { Registry } from "../sessions/registry.ts";
 import type { Session } from "../sessions/session.ts";
@@ -24,6 +25,8 @@ export class SessionLauncher {
   readonly #adopted = new WeakSet<Session>();
   /** Sessions whose first output has been seen (the kernel runs, when no debug stream says so). */
   readonly #spoke = new WeakSet<Session>();
+  /** The span of each start in progress (docs/tracing.md): the timeline's stages are its events. */
+  readonly #spans = new WeakMap<Session, Span>();
 
   constructor(
     readonly backend: Backend,
@@ -36,7 +39,18 @@ export class SessionLauncher {
    * when given); start errors end up on the stream.
    */
   launch(session: Session, start?: StartWorkload): Promise<void> {
-    const launching = this.#launch(session, start).finally(() => this.#unsettled.delete(session));
+    // One span from the admission (or the takeover) to the start settled, though the request
+    // that asked for it was answered at once: its Kubernetes calls, and the pod's stages as
+    // events, are the start's, under the request's trace.
+    const attributes = { "k8s_runner.session_id": session.id, "k8s_runner.mode": session.mode, "k8s_runner.adopted": start !== undefined };
+    const launching = startLongSpan("session.start", attributes, (span) => {
+      this.#spans.set(session, span);
+      return this.#launch(session, start);
+    }).finally(() => {
+      this.#spans.get(session)?.end();
+      this.#spans.delete(session);
+      this.#unsettled.delete(session);
+    });
     this.#unsettled.set(session, launching);
     return launching;
   }
@@ -81,13 +95,24 @@ export class SessionLauncher {
     if (session.disposed || session.terminal) return;
     session.append({ type: "status", status: statusWithToken(status, session.launch.token) });
     const at = new Date().toISOString();
-    if (status.kind === "running") session.record({ stage: "running", at, ...(this.#adopted.has(session) && { detail: "as a restarted supervisor took the pod over" }) });
-    if (status.kind === "failed") session.record({ stage: "failed", at, detail: status.message.slice(0, 500) });
+    if (status.kind === "running") this.#stage(session, { stage: "running", at, ...(this.#adopted.has(session) && { detail: "as a restarted supervisor took the pod over" }) });
+    if (status.kind === "failed") {
+      this.#stage(session, { stage: "failed", at, detail: status.message.slice(0, 500) });
+      const span = this.#spans.get(session);
+      if (span) failSpan(span, new Error(status.message));
+    }
     // With a debug stream the run's own end is on the timeline already (a `run` event).
-    if (status.kind === "exited" && !hasDebugStream(session)) session.record({ stage: "completed", at, detail: `the app exited with code ${status.code}` });
+    if (status.kind === "exited" && !hasDebugStream(session)) this.#stage(session, { stage: "completed", at, detail: `the app exited with code ${status.code}` });
     this.registry.statusChanged(session, status, new Date());
     this.#starts.get(session)?.status(status.kind, ({ building }) => startFailureReason(session.timeline, { building, createRefused }));
     this.logFor(session).info("session status", { status: status.kind, ...(status.kind === "exited" && { code: status.code }) });
+  }
+
+  /** A stage on the session's timeline, and on its start's span while the start is in progress. */
+  #stage(session: Session, entry: TimelineEntry): void {
+    session.record(entry);
+    const span = this.#spans.get(session);
+    if (span?.isRecording()) span.addEvent(entry.stage, entry.detail === undefined ? {} : { detail: entry.detail }, new Date(entry.at));
   }
 
   /** Every line about a session names it. */
@@ -102,7 +127,7 @@ export class SessionLauncher {
   #firstOutput(session: Session): void {
     if (this.#spoke.has(session)) return;
     this.#spoke.add(session);
-    if (!hasDebugStream(session)) session.record({ stage: "kernel-running", at: new Date().toISOString(), detail: "first output" });
+    if (!hasDebugStream(session)) this.#stage(session, { stage: "kernel-running", at: new Date().toISOString(), detail: "first output" });
   }
 
   /** One backend event into the session: most are recorded as they are. */
@@ -111,7 +136,7 @@ export class SessionLauncher {
     const append = (recorded: RunEvent): void => {
       session.append(recorded);
       const end = runEndEntry(recorded, new Date());
-      if (end) session.record(end);
+      if (end) this.#stage(session, end);
     };
     switch (event.type) {
       case "status":
@@ -121,12 +146,12 @@ export class SessionLauncher {
         return session.pushOutput(event.app, event.bytes, event.tag);
       case "stage": {
         const { type: _type, ...entry } = event;
-        return session.record(entry);
+        return this.#stage(session, entry);
       }
       case "debug": {
         const channel = session.apps.get(event.app);
         if (!channel) return;
-        if (event.frame.event === "Kernel.Started") session.record({ stage: "kernel-running", at: frameTime(event.frame.timestamp, new Date()), detail: "Kernel.Started" });
+        if (event.frame.event === "Kernel.Started") this.#stage(session, { stage: "kernel-running", at: frameTime(event.frame.timestamp, new Date()), detail: "Kernel.Started" });
         if (isEventFrame(event.frame)) append(event);
         for (const run of channel.run.onFrame(event.frame, Date.now())) append(run);
         return;

@@ -102,6 +102,9 @@ describe("the running api process's footprint", () => {
       expect(project.some((path) => path.startsWith("node_modules/hono/"))).toBe(true);
       expect(project.filter((path) => /^src\/(sim|kube)\/|^src\/local-cluster\.ts$/.test(path))).toEqual([]);
       expect(project.filter((path) => /^node_modules\/(@kubernetes\/|kubernetes-models|@kubernetes-models\/)/.test(path))).toEqual([]);
+      // No exporter configured: the OpenTelemetry SDK is never loaded, only its API (docs/tracing.md).
+      expect(project.some((path) => path.startsWith("node_modules/@opentelemetry/api/"))).toBe(true);
+      expect(project.filter((path) => /^node_modules\/@opentelemetry\/(?!api\/)/.test(path) || path === "src/launch/tracing-sdk.ts")).toEqual([]);
     } finally {
       await stopChild(api, "SIGKILL");
       await rm(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@
 import type { KubeConfig, V1Status } from "@kubernetes/client-node";
 import WebSocket from "ws";
 import { trackAttachStream } from "../../metrics/figures.ts";
+import { SpanKind, inSpan } from "../../observability/tracing.ts";
 
 /** The channel bytes of channel.k8s.io that the runner speaks. */
 const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4 } as const;
@@ -110,12 +111,13 @@ export async function attachContainer(kubeConfig: KubeConfig, target: AttachTarg
     settle(status ? { status } : {});
   });
 
-  try {
-    await opened(socket);
-  } catch (error) {
+  // The attach is its own span (docs/tracing.md): the WebSocket's handshake with the apiserver
+  // until the stream is open, under the session's start or whatever else asked for it.
+  const attributes = { "k8s_runner.pod": target.pod, "k8s_runner.container": target.container, "k8s_runner.tty": target.tty };
+  await inSpan("terminal.attach", { kind: SpanKind.CLIENT, attributes }, () => opened(socket)).catch((error: unknown) => {
     socket.terminate();
     throw error;
-  }
+  });
   heartbeat = setInterval(() => {
     if (!alive) return socket.terminate();
     alive = false;
