@@ -16,13 +16,12 @@ export const STREAM_TAG_CODES: Record<ByteStreamTag, number> = { tty: 0, stdout:
 const TAGS_BY_CODE: ByteStreamTag[] = ["tty", "stdout", "stderr"];
 
 /** `[seq: u32 BE][stream: u8][payload]`. */
-export function encodeByteFrame(seq: number, tag: ByteStreamTag, payload: Uint8Array, headroom = 0): Buffer {
-  // `headroom` bytes are left unwritten in front for an enclosing header (the internal io
-  // frame), so relaying a chunk costs one allocation and one copy, not one per layer.
-  const frame = Buffer.allocUnsafe(headroom + 5 + payload.byteLength);
-  frame.writeUInt32BE(seq >>> 0, headroom);
-  frame.writeUInt8(STREAM_TAG_CODES[tag], headroom + 4);
-  frame.set(payload, headroom + 5);
+export function encodeByteFrame(seq: number, tag: ByteStreamTag, payload: Uint8Array): Buffer {
+  // One allocation and one copy per chunk: the supervisor pays this for every chunk it sends.
+  const frame = Buffer.allocUnsafe(5 + payload.byteLength);
+  frame.writeUInt32BE(seq >>> 0, 0);
+  frame.writeUInt8(STREAM_TAG_CODES[tag], 4);
+  frame.set(payload, 5);
   return frame;
 }
 

@@ -1,10 +1,10 @@
 /**
  * HTTP/2 PING on a link's connection (docs/relay.md "Keepalive"): a peer that stops answering
  * (its host gone, a network partition, a firewall dropping the flow) leaves TCP open for as long
- * as the kernel keeps retrying, and every terminal and event stream on it would hang. A PING
- * every `intervalMs` that is not acknowledged within `timeoutMs` destroys the connection: its
- * streams error at once (terminals close with 1011, event streams are cut so clients resume)
- * and the next request opens a new connection.
+ * as the kernel keeps retrying, and every event stream on it would hang. A PING every
+ * `intervalMs` that is not acknowledged within `timeoutMs` destroys the connection: its streams
+ * error at once (event streams are cut so clients resume) and the next request opens a new
+ * connection. A spliced terminal has a TCP connection of its own, with TCP keepalive instead.
  */
 import type { Http2Session } from "node:http2";
 

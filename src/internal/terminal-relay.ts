@@ -8,8 +8,7 @@
  */
 import { connect } from "node:net";
 import { WebSocket } from "ws";
-import { isSessionMoving } from "../contract/problem.ts";
-import { RunnerError, errorBodyOf } from "../contract/problem.ts";
+import { RunnerError, errorBodyOf, isSessionMoving } from "../contract/problem.ts";
 import { SupervisorUnavailableError } from "./client.ts";
 import { PEER_KEEPALIVE } from "./keepalive.ts";
 import type { SupervisorTarget } from "./link.ts";

@@ -58,7 +58,7 @@ export type FrameScan = {
 export const FRAME_BOUNDARY: FrameScan = { header: [], payloadLeft: 0, opcode: 0, fin: true, closed: false };
 
 /** How many header bytes a frame whose header starts with `header` has (2 to 14); 2 until the second byte is known. */
-export function headerLength(header: readonly number[]): number {
+function headerLength(header: readonly number[]): number {
   if (header.length < 2) return 2;
   const length7 = header[1]! & 0x7f;
   const masked = (header[1]! & 0x80) !== 0;
@@ -66,7 +66,7 @@ export function headerLength(header: readonly number[]): number {
 }
 
 /** A complete header's payload length. Lengths past 2^53 (which no peer of ours sends) come out inexact but huge. */
-export function payloadLength(header: readonly number[]): number {
+function payloadLength(header: readonly number[]): number {
   const length7 = header[1]! & 0x7f;
   if (length7 < 126) return length7;
   const bytes = length7 === 126 ? header.slice(2, 4) : header.slice(2, 10);

@@ -62,8 +62,11 @@ const HTTP2_START = Buffer.from("PRI");
  * Nagle (an output frame must not wait for the previous segment's acknowledgement) and TCP
  * keepalive (a spliced terminal has no HTTP/2 PING; a vanished peer is found by the kernel).
  */
-function sniffingListener(http2: Http2Server, http1: Http1Server, tcp: Keepalive | undefined): NetServer {
+function sniffingListener(http2: Http2Server, http1: Http1Server, tcp: Keepalive | undefined, open: Set<Socket>): NetServer {
   return createNetServer((socket: Socket) => {
+    // Every connection, whatever it became: closing the listener waits for them all.
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
     if (tcp) {
       socket.setNoDelay(true);
       socket.setKeepAlive(true, tcp.intervalMs);
@@ -131,14 +134,15 @@ export async function startInternalServer(options: {
   const dispatch = createDispatch(options.service, options.log);
   const sessions = new Set<Http2Session>();
   const upgrades = terminalUpgrades(options.service, options.log);
-  const server = sniffingListener(http2Server(dispatch, sessions), upgradeServer(upgrades), undefined);
+  const sockets = new Set<Socket>();
+  const server = sniffingListener(http2Server(dispatch, sessions), upgradeServer(upgrades), undefined, sockets);
   await listenOn(server, options.socketPath);
   await chmod(options.socketPath, 0o600);
   let peerServer: NetServer | undefined;
   if (options.peer) {
     const { secret, listen } = options.peer;
     const keepalive = options.peer.keepalive ?? PEER_KEEPALIVE;
-    peerServer = sniffingListener(http2Server(requireCredential(secret, dispatch, options.log), sessions, keepalive), upgradeServer(upgrades, secret), keepalive);
+    peerServer = sniffingListener(http2Server(requireCredential(secret, dispatch, options.log), sessions, keepalive), upgradeServer(upgrades, secret), keepalive, sockets);
     await listenOn(peerServer, listen);
   }
   const address = peerServer?.address();
@@ -152,6 +156,7 @@ export async function startInternalServer(options: {
       // Open streams and terminals are cut: the api tells its clients to come back.
       for (const session of sessions) session.destroy();
       upgrades.closeAll();
+      for (const socket of sockets) socket.destroy();
       await Promise.all(closed);
     },
   };
