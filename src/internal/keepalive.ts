@@ -4,7 +4,8 @@
  * as the kernel keeps retrying, and every event stream on it would hang. A PING every
  * `intervalMs` that is not acknowledged within `timeoutMs` destroys the connection: its streams
  * error at once (event streams are cut so clients resume) and the next request opens a new
- * connection. A spliced terminal has a TCP connection of its own, with TCP keepalive instead.
+ * connection. A spliced terminal has a TCP connection of its own, with WebSocket pings on the same
+ * bounds instead (src/supervisor/terminal-upgrades.ts, src/internal/terminal-splice.ts).
  */
 import type { Http2Session } from "node:http2";
 

@@ -15,6 +15,7 @@
  */
 import type { Duplex } from "node:stream";
 import { isSessionMoving } from "../contract/problem.ts";
+import type { Keepalive } from "./keepalive.ts";
 import type { UpgradedTerminal } from "./terminal-upgrade.ts";
 import { FRAME_BOUNDARY, type FrameScan, closeFrame, handshakeAnswer, scanFrames } from "./ws-wire.ts";
 
@@ -44,9 +45,36 @@ function closeClient(client: Duplex, close: CloseCode | undefined, graceMs = CLO
 /** Reads and drops: what a client sends after the api closed its terminal. */
 function discard(): void {}
 
-/** The live terminals of one api process, so its shutdown can close each with a code. */
+/**
+ * The live terminals of one api process, so its shutdown can close each with a code; and the
+ * silence of the peer ones. Over TCP a supervisor that vanished without closing (its host gone,
+ * a partition) would leave a terminal open for as long as the kernel retries: the supervisor
+ * pings each peer terminal every keepalive interval, and one not heard from within the interval
+ * and the timeout is taken for gone (1011), as the link's HTTP/2 PING does (docs/relay.md).
+ * One timer for all of them, running only while there are any.
+ */
 export class Splices {
   readonly #live = new Set<Splice>();
+  readonly #watched = new Set<Splice>();
+  #watch: NodeJS.Timeout | undefined;
+
+  #watchSilence(splice: Splice, keepalive: Keepalive): void {
+    this.#watched.add(splice);
+    this.#watch ??= setInterval(() => {
+      const now = performance.now();
+      for (const each of this.#watched) if (each.silentSince(now, keepalive)) each.close(SUPERVISOR_GONE);
+    }, keepalive.intervalMs / 2);
+    this.#watch.unref();
+  }
+
+  #forget(splice: Splice): void {
+    this.#live.delete(splice);
+    this.#watched.delete(splice);
+    if (this.#watched.size === 0 && this.#watch) {
+      clearInterval(this.#watch);
+      this.#watch = undefined;
+    }
+  }
 
   /** Closes every terminal with `close`; resolves once each client has gone, or after the grace. */
   async closeAll(close: CloseCode, graceMs: number): Promise<void> {
@@ -56,16 +84,16 @@ export class Splices {
 
   /** Completes the handshake of `client` and closes it with `close` at once (the origin refused). */
   refuse(client: Duplex, key: string, close: CloseCode): void {
-    const splice = new Splice(client, key, () => this.#live.delete(splice));
+    const splice = new Splice(client, key, () => this.#forget(splice));
     this.#live.add(splice);
     void splice.close(close);
   }
 
   /** Splices `client` (its upgrade request already read, `head` what followed it) to what `open` gives. */
   splice(client: Duplex, key: string, head: Buffer, open: (clientGone: AbortSignal) => Promise<UpgradedTerminal>): void {
-    const splice = new Splice(client, key, () => this.#live.delete(splice));
+    const splice = new Splice(client, key, () => this.#forget(splice));
     this.#live.add(splice);
-    splice.start(head, open);
+    splice.start(head, open, (keepalive) => this.#watchSilence(splice, keepalive));
   }
 }
 
@@ -77,6 +105,8 @@ class Splice {
   /** The supervisor's bytes of a frame still under way. */
   #held: Buffer[] = [];
   #heldBytes = 0;
+  /** When the supervisor was last heard from (performance.now()). */
+  #heardAt = 0;
   readonly #gone = new AbortController();
   readonly #closed: Promise<void>;
 
@@ -95,13 +125,21 @@ class Splice {
     );
   }
 
-  start(head: Buffer, open: (clientGone: AbortSignal) => Promise<UpgradedTerminal>): void {
+  start(head: Buffer, open: (clientGone: AbortSignal) => Promise<UpgradedTerminal>, watchSilence: (keepalive: Keepalive) => void): void {
     // Until the supervisor's connection is open the client is not read: its bytes wait in TCP.
     this.client.pause();
     open(this.#gone.signal).then(
-      (upgraded) => this.#join(upgraded, head),
+      (upgraded) => {
+        this.#join(upgraded, head);
+        if (upgraded.keepalive && this.#supervisor) watchSilence(upgraded.keepalive);
+      },
       (error: unknown) => this.close(isSessionMoving(error) ? SESSION_MOVING : SUPERVISOR_GONE),
     );
+  }
+
+  /** Whether the supervisor, which pings every interval, has said nothing for longer than the interval and the timeout. */
+  silentSince(now: number, { intervalMs, timeoutMs }: Keepalive): boolean {
+    return !this.#done && now - this.#heardAt > intervalMs + timeoutMs;
   }
 
   /** Closes with `close` at a frame boundary (the client has only whole frames); completes the handshake first when no supervisor did. */
@@ -127,6 +165,7 @@ class Splice {
       return;
     }
     this.#supervisor = supervisor;
+    this.#heardAt = performance.now();
     this.client.write(upgraded.head);
     if (head.byteLength > 0) supervisor.write(head);
     if (upgraded.rest.byteLength > 0) this.#fromSupervisor(upgraded.rest);
@@ -144,6 +183,7 @@ class Splice {
   /** Passes on the whole frames of `chunk` (and of what was held); holds the part of a frame still under way. */
   #fromSupervisor(chunk: Buffer): void {
     if (this.#done) return;
+    this.#heardAt = performance.now();
     const { scan, boundary } = scanFrames(this.#scan, chunk);
     this.#scan = scan;
     if (boundary < 0) {

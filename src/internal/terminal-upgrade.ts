@@ -10,12 +10,15 @@
 import { type Socket, connect } from "node:net";
 import { RunnerError, errorBodyOf, isSessionMoving } from "../contract/problem.ts";
 import { SupervisorUnavailableError } from "./client.ts";
-import { PEER_KEEPALIVE } from "./keepalive.ts";
+import { type Keepalive, PEER_KEEPALIVE } from "./keepalive.ts";
 import type { SupervisorTarget } from "./link.ts";
 import { INTERNAL_PROTOCOL_VERSION, PEER_CREDENTIAL_HEADER, PROTOCOL_HEADER } from "./protocol.ts";
 
-/** The supervisor's 101 as it sent it (passed on to the client unchanged) and what followed it in the same read. */
-export type UpgradedTerminal = { socket: Socket; head: Buffer; rest: Buffer };
+/**
+ * The supervisor's 101 as it sent it (passed on to the client unchanged) and what followed it in
+ * the same read; `keepalive`: a peer's (over TCP), whose silence the splice watches.
+ */
+export type UpgradedTerminal = { socket: Socket; head: Buffer; rest: Buffer; keepalive?: Keepalive };
 
 const HEAD_END = Buffer.from("\r\n\r\n");
 /** An answer's head past this is not our supervisor's. */
@@ -27,7 +30,7 @@ const ANSWER_TIMEOUT_MS = 10_000;
 function connectTo(target: SupervisorTarget): Socket {
   if ("socketPath" in target) return connect(target.socketPath);
   // No Nagle: a keystroke must not wait for the previous segment's acknowledgement. TCP
-  // keepalive: a peer that vanished without closing is found without a byte of the terminal's own.
+  // keepalive besides the supervisor's pings (terminal-splice.ts watches for them).
   const socket = connect({ host: target.host, port: target.port, noDelay: true });
   socket.setKeepAlive(true, (target.keepalive ?? PEER_KEEPALIVE).intervalMs);
   return socket;
@@ -94,7 +97,8 @@ export function openTerminalUpgrade(target: SupervisorTarget, path: string, head
           cleanup();
           // Nothing more is read until the splice takes the socket.
           socket.pause();
-          return resolve({ socket, head: received.subarray(0, answered.headEnd), rest: received.subarray(answered.headEnd) });
+          const upgraded = { socket, head: received.subarray(0, answered.headEnd), rest: received.subarray(answered.headEnd) };
+          return resolve("socketPath" in target ? upgraded : { ...upgraded, keepalive: target.keepalive ?? PEER_KEEPALIVE });
         }
       }
       if (received.byteLength - answered.headEnd >= answered.bodyBytes) fail(refusal(answered.status, received.subarray(answered.headEnd).toString("utf8")));

@@ -60,7 +60,7 @@ const HTTP2_START = Buffer.from("PRI");
 /**
  * A listener that hands each connection to HTTP/2 or to HTTP/1.1 by its first bytes. `tcp`: no
  * Nagle (an output frame must not wait for the previous segment's acknowledgement) and TCP
- * keepalive (a spliced terminal has no HTTP/2 PING; a vanished peer is found by the kernel).
+ * keepalive (beside the pings of a spliced terminal, terminal-upgrades.ts).
  */
 function sniffingListener(http2: Http2Server, http1: Http1Server, tcp: Keepalive | undefined, open: Set<Socket>): NetServer {
   return createNetServer((socket: Socket) => {
@@ -95,12 +95,12 @@ function sniffingListener(http2: Http2Server, http1: Http1Server, tcp: Keepalive
 }
 
 /** The HTTP/1.1 side of a listener: terminal upgrades only. */
-function upgradeServer(upgrades: TerminalUpgrades, secret?: string): Http1Server {
+function upgradeServer(upgrades: TerminalUpgrades, peer?: { secret: string; keepalive: Keepalive }): Http1Server {
   const server = createHttp1Server((_request, response) => {
     response.writeHead(426, { "content-type": "application/json", connection: "close" });
     response.end(JSON.stringify({ error: "upgrade_required", message: "only a terminal's WebSocket upgrade is served over HTTP/1.1" }));
   });
-  server.on("upgrade", upgrades.handler(secret));
+  server.on("upgrade", upgrades.handler(peer));
   return server;
 }
 
@@ -142,7 +142,7 @@ export async function startInternalServer(options: {
   if (options.peer) {
     const { secret, listen } = options.peer;
     const keepalive = options.peer.keepalive ?? PEER_KEEPALIVE;
-    peerServer = sniffingListener(http2Server(requireCredential(secret, dispatch, options.log), sessions, keepalive), upgradeServer(upgrades, secret), keepalive, sockets);
+    peerServer = sniffingListener(http2Server(requireCredential(secret, dispatch, options.log), sessions, keepalive), upgradeServer(upgrades, { secret, keepalive }), keepalive, sockets);
     await listenOn(peerServer, listen);
   }
   const address = peerServer?.address();

@@ -14,6 +14,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { Problem, problemAnswer } from "../contract/problem.ts";
 import { INTERNAL_PREFIX, findRoute } from "../contract/routes.ts";
 import { CloseCodes } from "../contract/streams.ts";
+import type { Keepalive } from "../internal/keepalive.ts";
 import { INTERNAL_PROTOCOL_VERSION, PEER_CREDENTIAL_HEADER, PROTOCOL_HEADER, parseCursor } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from "../observability/request-context.ts";
@@ -51,8 +52,11 @@ function destroyOnError(this: Duplex): void {
 function ignoreError(): void {}
 
 export type TerminalUpgrades = {
-  /** The upgrade handler of one listener; `secret`: the peer listener's, which every upgrade must present. */
-  handler(secret?: string): Upgrade;
+  /**
+   * The upgrade handler of one listener; `peer`: the peer listener's secret, which every upgrade
+   * must present, and its keepalive (its terminals are pinged, see `pingPeerTerminals`).
+   */
+  handler(peer?: { secret: string; keepalive: Keepalive }): Upgrade;
   /** Cuts every terminal: the api tells its clients the supervisor went away (1011). */
   closeAll(): void;
 };
@@ -61,7 +65,9 @@ export function terminalUpgrades(service: SessionService, log: Logger): Terminal
   // No extensions: the api passes frames on by their headers and does not decompress them.
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
 
-  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, secret: string | undefined): void => {
+  const pinged = pingPeerTerminals();
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, peer: { secret: string; keepalive: Keepalive } | undefined): void => {
+    const secret = peer?.secret;
     socket.on("error", destroyOnError);
     if (secret !== undefined) {
       const offered = request.headers[PEER_CREDENTIAL_HEADER];
@@ -80,13 +86,53 @@ export function terminalUpgrades(service: SessionService, log: Logger): Terminal
     const id = found[1].id ?? "";
     // Not this replica's session now: the api asks again as the placement moves (docs/replicas.md).
     if (service.servedElsewhere(id)) return answerProblem(socket, servedElsewhere(id));
-    wss.handleUpgrade(request, socket, head, (ws) => serveTerminal(service, id, url, ws));
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      if (peer) pinged.add(ws, peer.keepalive);
+      serveTerminal(service, id, url, ws);
+    });
   };
 
   return {
-    handler: (secret) => (request, socket, head) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => upgrade(request, socket, head, secret)),
+    handler: (peer) => (request, socket, head) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => upgrade(request, socket, head, peer)),
     closeAll: () => {
       for (const client of wss.clients) client.terminate();
+    },
+  };
+}
+
+/**
+ * Pings for the terminals of peer replicas' api processes (docs/relay.md "Keepalive"): over TCP
+ * an api whose host vanished leaves the connection open for as long as the kernel retries, and
+ * its terminal's follower with it. Each is pinged every interval; one whose pong (answered by
+ * the client, through the api's splice) has not come back by the next is cut. The api watches
+ * the pings arrive the same way (src/internal/terminal-splice.ts). One timer for them all,
+ * running only while there are any.
+ */
+function pingPeerTerminals(): { add(ws: WebSocket, keepalive: Keepalive): void } {
+  const answered = new Map<WebSocket, boolean>();
+  let timer: NodeJS.Timeout | undefined;
+  const round = () => {
+    for (const [ws, pong] of answered) {
+      if (!pong) {
+        ws.terminate();
+        continue;
+      }
+      answered.set(ws, false);
+      ws.ping();
+    }
+  };
+  return {
+    add(ws, keepalive) {
+      answered.set(ws, true);
+      ws.on("pong", () => answered.set(ws, true));
+      ws.once("close", () => {
+        answered.delete(ws);
+        if (answered.size > 0 || !timer) return;
+        clearInterval(timer);
+        timer = undefined;
+      });
+      timer ??= setInterval(round, keepalive.intervalMs);
+      timer.unref();
     },
   };
 }

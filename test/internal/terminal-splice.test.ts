@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import * as ws from "ws";
 import { WebSocket } from "ws";
+import type { Keepalive } from "../../src/internal/keepalive.ts";
 import { Splices } from "../../src/internal/terminal-splice.ts";
 import { openTerminalUpgrade } from "../../src/internal/terminal-upgrade.ts";
 import { acceptKey } from "../../src/internal/ws-wire.ts";
@@ -32,6 +33,8 @@ let script: Script;
 let api: Server;
 let apiPort: number;
 let splices: Splices;
+/** A peer supervisor's keepalive for the next terminal (a Unix socket's has none). */
+let peerKeepalive: Keepalive | undefined;
 const received: Buffer[] = [];
 
 beforeAll(async () => {
@@ -56,7 +59,10 @@ beforeAll(async () => {
   api.on("upgrade", (request, socket, head) => {
     socket.on("error", () => socket.destroy());
     const key = request.headers["sec-websocket-key"] as string;
-    splices.splice(socket, key, head, (gone) => openTerminalUpgrade({ socketPath }, "/internal/sessions/abcdefghijkl/io", { "sec-websocket-key": key, "sec-websocket-version": "13" }, gone));
+    splices.splice(socket, key, head, async (gone) => {
+      const upgraded = await openTerminalUpgrade({ socketPath }, "/internal/sessions/abcdefghijkl/io", { "sec-websocket-key": key, "sec-websocket-version": "13" }, gone);
+      return peerKeepalive ? { ...upgraded, keepalive: peerKeepalive } : upgraded;
+    });
   });
   await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
   apiPort = (api.address() as { port: number }).port;
@@ -68,6 +74,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   received.length = 0;
+  peerKeepalive = undefined;
 });
 
 const switching = (key: string) => `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptKey(key)}\r\n\r\n`;
@@ -141,6 +148,27 @@ describe("the splice", () => {
     };
     const { closed } = await client();
     expect((await closed).code).toBe(1012);
+  });
+
+  it("closes 1011 when a peer supervisor falls silent past its keepalive, and keeps one that pings open", async () => {
+    const keepalive = { intervalMs: 200, timeoutMs: 300 };
+    peerKeepalive = keepalive;
+    const PING = Buffer.from([0x89, 0x00]);
+    let pinging: NodeJS.Timeout | undefined;
+    script = (socket, key) => {
+      socket.write(switching(key));
+      pinging = setInterval(() => socket.write(PING), 100);
+      socket.once("close", () => clearInterval(pinging));
+    };
+    const healthy = await client();
+    const outcome = await Promise.race([healthy.closed.then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("open"), 8 * keepalive.intervalMs))]);
+    expect(outcome).toBe("open");
+    // The client answered each ping, through the splice, to the supervisor.
+    expect(received.length).toBeGreaterThan(0);
+    clearInterval(pinging);
+    const silencedAt = performance.now();
+    expect(await healthy.closed).toEqual({ code: 1011, reason: "supervisor unavailable" });
+    expect(performance.now() - silencedAt).toBeLessThan(keepalive.intervalMs + keepalive.timeoutMs + 2_000);
   });
 
   it("closes 1011 when the supervisor refuses the upgrade otherwise, or is not there at all", async () => {
