@@ -3,14 +3,18 @@
  * that stops answering without closing its connection (a host gone, a partition) is found by an
  * unanswered PING. On the api's side (a real supervisor) its streams end so their clients come
  * back and the next call opens a new connection, while a peer that answers keeps an idle stream
- * open; on the peer listener's side the silent api's connection is dropped.
+ * open; on the peer listener's side the silent api's connection is dropped, and a spliced
+ * terminal (pinged by the supervisor, docs/relay.md) is cut.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { type Server, type Socket, createServer, connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes } from "../../src/contract/routes.ts";
+import { WebSocket } from "ws";
+import { INTERNAL_PREFIX, pathOf, routes } from "../../src/contract/routes.ts";
+import { PEER_KEEPALIVE } from "../../src/internal/keepalive.ts";
+import { INTERNAL_PROTOCOL_VERSION, PEER_CREDENTIAL_HEADER, PROTOCOL_HEADER } from "../../src/internal/protocol.ts";
 import { SupervisorClient } from "../../src/internal/client.ts";
 import { createLogger } from "../../src/log.ts";
 import { startInternalServer } from "../../src/supervisor/internal-server.ts";
@@ -111,6 +115,30 @@ describe("keepalive on the peer link", () => {
       await runner.client.deleteSession(sessionId);
     }
   });
+  it("cuts a spliced terminal whose peer api stops answering its pings", async () => {
+    const proxy = await blackHoleProxy(peerPort);
+    const { sessionId } = await runner.client.createSession(sessionBody());
+    try {
+      await eventsUntil(runner.client, sessionId, isStatus("running"));
+      // The terminal as a peer's api opens it: straight to the supervisor's peer listener.
+      const terminal = new WebSocket(`ws://127.0.0.1:${proxy.port}${pathOf(INTERNAL_PREFIX, routes.sessionIo, { id: sessionId })}`, {
+        headers: { [PEER_CREDENTIAL_HEADER]: SECRET, [PROTOCOL_HEADER]: INTERNAL_PROTOCOL_VERSION },
+        perMessageDeflate: false,
+      });
+      terminal.on("error", () => undefined);
+      await new Promise((resolve, reject) => terminal.once("open", resolve).once("unexpected-response", reject));
+      const silencedAt = performance.now();
+      proxy.blackHole();
+      // Pinged every interval (PEER_KEEPALIVE, 10 s): the pong the black hole swallows is missed at the next.
+      const side = await Promise.race([proxy.firstClose, new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the supervisor kept a silent peer's terminal")), 3 * PEER_KEEPALIVE.intervalMs))]);
+      expect(side).toBe("upstream");
+      expect(performance.now() - silencedAt).toBeLessThan(2 * PEER_KEEPALIVE.intervalMs + 3_000);
+      terminal.terminate();
+    } finally {
+      await proxy.close();
+      await runner.client.deleteSession(sessionId);
+    }
+  }, 60_000);
 });
 
 describe("keepalive on the peer listener", () => {
