@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # k8s-runner image: the compiled JavaScript and production dependencies on Node 20, run as a
 # numeric non-root user so `runAsNonRoot` can verify it. One image serves both processes:
-#   api:        node dist/src/api/main.js         (the default command; /v1 on PORT)
-#   supervisor: node dist/src/supervisor/main.js  (bundle-fetch listener on RUNNER_BUNDLE_PORT)
+#   api:        node --optimize-for-size dist/src/api/main.js         (the default command; /v1 on PORT)
+#   supervisor: node --optimize-for-size dist/src/supervisor/main.js  (bundle-fetch listener on RUNNER_BUNDLE_PORT)
 # Build from the repository root:  docker build -t telorun/k8s-runner:<package version> .
 # Without Docker, `npm run image` writes the same image as an archive (docs/deployment.md).
 
@@ -44,6 +44,9 @@ ARG TELO_SESSION_IMAGE=telorun/node:latest-slim
 ENV RUNNER_IMAGE=${TELO_SESSION_IMAGE} \
     PORT=8062 \
     RUNNER_BUNDLE_PORT=8063
+# Node's memory settings (src/launch/node-runtime.ts says why): glibc arenas here, the V8 flag
+# on each command line.
+ENV MALLOC_ARENA_MAX=2
 EXPOSE 8062 8063
 USER 1000:1000
-CMD ["node", "dist/src/api/main.js"]
+CMD ["node", "--optimize-for-size", "dist/src/api/main.js"]

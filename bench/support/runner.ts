@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { RunnerClient } from "../../src/client/index.ts";
+import { NODE_RUNTIME_ENV, NODE_RUNTIME_FLAGS } from "../../src/launch/node-runtime.ts";
 import { localClusterEnv, startLocalCluster } from "../../src/local-cluster/index.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { freePort } from "../../test/support/ports.ts";
@@ -52,10 +53,11 @@ export type EntryMode = "compiled" | "source";
 export function spawnEntry(entry: string, env: Record<string, string>, mode: EntryMode): Child {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is for looking into a figure.
   const extra = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
-  const args = [...extra, ...(mode === "compiled" ? [compiledEntry(entry)] : ["--import", "tsx", join(ROOT, entry)])];
+  // As deployed: Node's memory settings (src/launch/node-runtime.ts) on every process measured.
+  const args = [...NODE_RUNTIME_FLAGS, ...extra, ...(mode === "compiled" ? [compiledEntry(entry)] : ["--import", "tsx", join(ROOT, entry)])];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", ...NODE_RUNTIME_ENV, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // Kept short: a benchmark run at scale must not hoard a chatty child's log.

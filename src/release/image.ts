@@ -5,6 +5,7 @@
  * directory. test/deploy/image.test.ts holds the two to the same content.
  */
 import { applicationLayer, dependencyLayer, runtimeLayer } from "./image-content.ts";
+import { nodeCommand, nodeRuntimeEnvLines } from "../launch/node-runtime.ts";
 import { imageArchive, type ImageArchive, type ImageConfig } from "./oci.ts";
 
 /** The Node release of the image; the Dockerfile's NODE_IMAGE names the same one. */
@@ -23,8 +24,9 @@ export function imageConfig(input: { sessionImage: string; version: string; prov
       `RUNNER_IMAGE=${input.sessionImage}`,
       "PORT=8062",
       "RUNNER_BUNDLE_PORT=8063",
+      ...nodeRuntimeEnvLines(),
     ],
-    cmd: ["node", "dist/src/api/main.js"],
+    cmd: nodeCommand("dist/src/api/main.js"),
     workingDir: "/app",
     exposedPorts: ["8062/tcp", "8063/tcp"],
     labels: { "org.opencontainers.image.title": "k8s-runner", "org.opencontainers.image.version": input.version, "run.telo.node-runtime": input.provenance },

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { nodeCommand } from "../../src/launch/node-runtime.ts";
 import { dockerfile, finalStage, instructionsOf, resolveImage } from "./dockerfile.ts";
 import { REPO_ROOT, render, runnerDeployment } from "./render.ts";
 
@@ -48,8 +49,8 @@ describe("Dockerfile", () => {
     expect(tsconfig.compilerOptions).toMatchObject({ outDir: "dist", rootDir: "." });
     const build = JSON.parse(readFileSync(join(REPO_ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] };
     for (const container of runnerDeployment(render("overlays/plain")).spec.template.spec.containers) {
-      const [node, script, ...rest] = container.command!;
-      expect([node, rest]).toEqual(["node", []]);
+      const script = container.command!.at(-1)!;
+      expect(container.command).toEqual(nodeCommand(script));
       // dist/<path>.js is the output of <path>.ts under rootDir "."
       const source = script!.replace(/^dist\//, "").replace(/\.js$/, ".ts");
       expect(existsSync(join(REPO_ROOT, source))).toBe(true);

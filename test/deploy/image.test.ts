@@ -8,6 +8,7 @@ import { readdir, rm } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeCommand, nodeRuntimeEnvLines } from "../../src/launch/node-runtime.ts";
 import { buildRunner } from "../../src/release/build.ts";
 import { productionPackages } from "../../src/release/image-content.ts";
 import { buildImage, DEFAULT_SESSION_IMAGE, NODE_VERSION, type ImageBuild } from "../../src/release/image.ts";
@@ -82,6 +83,9 @@ describe("the runner's image archive (npm run image)", () => {
     expect(env.length).toBeGreaterThan(0);
     for (const pair of env) expect(image.config.Env).toContain(pair);
     expect(image.config.Env).toContain(`NODE_VERSION=${NODE_VERSION.slice(1)}`);
+    // Node's memory settings (src/launch/node-runtime.ts), in both: the Dockerfile must not drop them.
+    expect(image.config.Cmd).toEqual(nodeCommand("dist/src/api/main.js"));
+    expect(image.config.Env).toEqual(expect.arrayContaining(nodeRuntimeEnvLines()));
   });
 
   it("runs the Node release the Dockerfile pins", () => {

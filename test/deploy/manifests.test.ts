@@ -14,6 +14,7 @@ import { watchPod } from "../../src/kube/specs/watch-pod.ts";
 import { cpuMillicores, quantityBytes } from "../../src/kube/specs/limits.ts";
 import { enforcedLevel, podSecurityViolations, type PodLike } from "../../src/sim/admission/pod-security.ts";
 import { validateAgainstSchema } from "../../src/sim/admission/schema.ts";
+import { nodeCommand } from "../../src/launch/node-runtime.ts";
 import {
   containerEnv,
   envValue,
@@ -162,8 +163,9 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     expect(pod.initContainers).toBeUndefined();
     const [api, supervisor] = pod.containers;
     expect(pod.containers.map((c) => c.name)).toEqual(["api", "supervisor"]);
-    expect(api!.command).toEqual(["node", "dist/src/api/main.js"]);
-    expect(supervisor!.command).toEqual(["node", "dist/src/supervisor/main.js"]);
+    // Node's memory settings (src/launch/node-runtime.ts) on both command lines.
+    expect(api!.command).toEqual(nodeCommand("dist/src/api/main.js"));
+    expect(supervisor!.command).toEqual(nodeCommand("dist/src/supervisor/main.js"));
     const version = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
     for (const c of pod.containers) {
       expect(c.image).toBe(`telorun/k8s-runner:${version}`);
