@@ -10,7 +10,9 @@
  *   told apart by namespace), open watches idle and with live sessions;
  * - resident memory (VmRSS of every process: ours api + supervisor, both compiled as deployed;
  *   the reference's one process) idle, with L1 and L2 live sessions (terminal + SSE each), and
- *   idle again once they ended and were evicted (both with RUNNER_EXIT_TTL_MS short);
+ *   idle again once they ended and were evicted (both with RUNNER_EXIT_TTL_MS short); each
+ *   reading also as the distinct physical pages held, because summed VmRSS counts the node
+ *   binary's pages, which our two processes share, twice (support/resident-pages.ts);
  * - terminal echo round trip, one keystroke to its echo, batches alternating.
  *
  * Prints one Markdown table (ours, reference, ours / reference, target, verdict) and writes the
@@ -27,7 +29,7 @@ import { waitFor } from "../test/support/wait.ts";
 import { EXIT_TTL_MS, type Live, openLive } from "./scale.ts";
 import { compileRunner } from "./support/build.ts";
 import { ByteCounter } from "./support/bytes.ts";
-import { layOutReferenceNamespaces, REFERENCE_BUILD_NAMESPACE, REFERENCE_SESSION_NAMESPACE, startManifestStub, startReferenceRunner, treeResidentBytes } from "./support/reference-runner.ts";
+import { layOutReferenceNamespaces, REFERENCE_BUILD_NAMESPACE, REFERENCE_SESSION_NAMESPACE, startManifestStub, startReferenceRunner, treeMemory } from "./support/reference-runner.ts";
 import { API_ENTRY, SESSION_NAMESPACE, SUPERVISOR_ENTRY, startBenchRunner } from "./support/runner.ts";
 import { inBatches, quiesce, startSession } from "./support/sessions.ts";
 import { MiB, percentile } from "./support/stats.ts";
@@ -57,7 +59,9 @@ const load = () => Math.round(loadavg()[0]! * 100) / 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Name = "ours" | "reference";
-type Side = { name: Name; client: RunnerClient; sessionNamespace: string; namespaces: string[]; rss(): Promise<number> };
+/** Summed VmRSS, and the distinct physical pages (bench/support/resident-pages.ts), in bytes. */
+type Memory = { rss: number; distinct: number | undefined };
+type Side = { name: Name; client: RunnerClient; sessionNamespace: string; namespaces: string[]; memory(): Promise<Memory> };
 type PerSide<T> = Record<Name, T>;
 
 type RunResult = {
@@ -74,9 +78,9 @@ type RunResult = {
   requestsUnattributed: number;
   watchesIdle: PerSide<number>;
   watchesAt: Record<number, PerSide<number>>;
-  rssIdle: PerSide<number>;
-  rssAt: Record<number, PerSide<number>>;
-  rssAfter: PerSide<number>;
+  rssIdle: PerSide<Memory>;
+  rssAt: Record<number, PerSide<Memory>>;
+  rssAfter: PerSide<Memory>;
   echoMs: PerSide<number[]>;
 };
 
@@ -167,19 +171,19 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
       if (name === "ours") {
         const ours = await startBenchRunner({ mode: "compiled", cluster: sim, env: exitTtl });
         closers.push(() => ours.close());
-        sides.ours = { name, client: ours.client, sessionNamespace: SESSION_NAMESPACE, namespaces: [SESSION_NAMESPACE, "telo-builds"], rss: () => treeResidentBytes([ours.apiPid, ours.supervisorPid]) };
+        sides.ours = { name, client: ours.client, sessionNamespace: SESSION_NAMESPACE, namespaces: [SESSION_NAMESPACE, "telo-builds"], memory: () => treeMemory([ours.apiPid, ours.supervisorPid]) };
       } else {
         const reference = await startReferenceRunner({ cluster: sim, registryUrl, dir: referenceDir, env: exitTtl });
         closers.push(() => reference.close());
-        sides.reference = { name, client: reference.client, sessionNamespace: REFERENCE_SESSION_NAMESPACE, namespaces: [REFERENCE_SESSION_NAMESPACE, REFERENCE_BUILD_NAMESPACE], rss: () => treeResidentBytes([reference.pid]) };
+        sides.reference = { name, client: reference.client, sessionNamespace: REFERENCE_SESSION_NAMESPACE, namespaces: [REFERENCE_SESSION_NAMESPACE, REFERENCE_BUILD_NAMESPACE], memory: () => treeMemory([reference.pid]) };
       }
       await quiesce(sim);
       watchesIdle[name] = sim.counters().openWatches - before;
     }
     const both = order.map((name) => sides[name]);
     await sleep(QUIET_MS);
-    const rssIdle = { ours: await sides.ours.rss(), reference: await sides.reference.rss() };
-    progress(`run ${run + 1}: idle (ours ${(rssIdle.ours / MiB).toFixed(1)} MiB, reference ${(rssIdle.reference / MiB).toFixed(1)} MiB); starts one at a time…`);
+    const rssIdle = { ours: await sides.ours.memory(), reference: await sides.reference.memory() };
+    progress(`run ${run + 1}: idle (ours ${(rssIdle.ours.rss / MiB).toFixed(1)} MiB, reference ${(rssIdle.reference.rss / MiB).toFixed(1)} MiB); starts one at a time…`);
 
     // A warm-up start and stop each (first-use costs: module loading, the first connections).
     for (const side of both) {
@@ -236,12 +240,12 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
     // Live sessions: each side up to the level, the other holding its own meanwhile.
     const live: PerSide<Live[]> = { ours: [], reference: [] };
     const watchesAt: Record<number, PerSide<number>> = {};
-    const rssAt: Record<number, PerSide<number>> = {};
+    const rssAt: Record<number, PerSide<Memory>> = {};
     let previous = { ...watchesIdle };
     try {
       for (const level of options.levels) {
         watchesAt[level] = {} as PerSide<number>;
-        rssAt[level] = {} as PerSide<number>;
+        rssAt[level] = {} as PerSide<Memory>;
         for (const side of both) {
           progress(`run ${run + 1}: ${side.name} to ${level} live sessions…`);
           await quiesce(sim);
@@ -251,7 +255,7 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
           await quiesce(sim);
           watchesAt[level][side.name] = previous[side.name] + sim.counters().openWatches - before;
           await sleep(QUIET_MS);
-          rssAt[level][side.name] = await side.rss();
+          rssAt[level][side.name] = await side.memory();
         }
         previous = { ...watchesAt[level] };
       }
@@ -269,7 +273,7 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
     await sleep(EXIT_TTL_MS);
     for (const side of both) await untilEvicted(side, live[side.name].map((entry) => entry.sessionId));
     await sleep(options.settleMs);
-    const rssAfter = { ours: await sides.ours.rss(), reference: await sides.reference.rss() };
+    const rssAfter = { ours: await sides.ours.memory(), reference: await sides.reference.memory() };
 
     return {
       order,
@@ -334,25 +338,31 @@ function lines(results: RunResult[]): Line[] {
   out.push({ metric: "API requests per stop", ...stops, unit: "requests" });
   out.push({ metric: "open watches, idle", ...mid((r) => r.watchesIdle), unit: "watches", digits: 0 });
   out.push({ metric: `open watches, ${l1} live sessions`, ...mid((r) => r.watchesAt[l1]!), unit: "watches", digits: 0 });
-  const mib = (pick: (r: RunResult) => PerSide<number>) => {
-    const m = mid(pick);
-    return { ours: m.ours / MiB, reference: m.reference / MiB };
+  // Each memory reading twice: summed VmRSS (the issue's figure), and each physical page once.
+  const memoryLines = (label: string, read: (memory: Memory) => number | undefined) => {
+    const mib = (pick: (r: RunResult) => PerSide<Memory>) => {
+      const m = mid((r) => ({ ours: read(pick(r).ours) ?? Number.NaN, reference: read(pick(r).reference) ?? Number.NaN }));
+      return { ours: m.ours / MiB, reference: m.reference / MiB };
+    };
+    const idle = mib((r) => r.rssIdle);
+    if (!Number.isFinite(idle.ours)) return;
+    out.push({ metric: `${label} idle`, ...idle, unit: "MiB" });
+    for (const level of [l1, l2]) {
+      const at = mib((r) => r.rssAt[level]!);
+      out.push({ metric: `${label}, ${level} live sessions (terminal + events each)`, ...at, unit: "MiB", target: "≤ reference", verdict: verdict(at.ours <= at.reference, at.ours - at.reference, "MiB") });
+    }
+    const after = mib((r) => r.rssAfter);
+    const overIdle = after.ours - idle.ours;
+    out.push({
+      metric: `${label} idle again (${l2} ended and evicted, read ${options.settleMs / 1000} s after)`,
+      ...after,
+      unit: "MiB",
+      target: `ours ≤ its idle + ${AFTER_MARGIN / MiB} MiB`,
+      verdict: `${overIdle <= AFTER_MARGIN / MiB ? "met" : "MISSED"} (${overIdle >= 0 ? "+" : "−"}${fmt(Math.abs(overIdle))} MiB against idle; reference ${after.reference - idle.reference >= 0 ? "+" : "−"}${fmt(Math.abs(after.reference - idle.reference))})`,
+    });
   };
-  const idle = mib((r) => r.rssIdle);
-  out.push({ metric: "RSS idle", ...idle, unit: "MiB" });
-  for (const level of [l1, l2]) {
-    const at = mib((r) => r.rssAt[level]!);
-    out.push({ metric: `RSS, ${level} live sessions (terminal + events each)`, ...at, unit: "MiB", target: "≤ reference", verdict: verdict(at.ours <= at.reference, at.ours - at.reference, "MiB") });
-  }
-  const after = mib((r) => r.rssAfter);
-  const overIdle = after.ours - idle.ours;
-  out.push({
-    metric: `RSS idle again (${l2} ended and evicted, read ${options.settleMs / 1000} s after)`,
-    ...after,
-    unit: "MiB",
-    target: `ours ≤ its idle + ${AFTER_MARGIN / MiB} MiB`,
-    verdict: `${overIdle <= AFTER_MARGIN / MiB ? "met" : "MISSED"} (${overIdle >= 0 ? "+" : "−"}${fmt(Math.abs(overIdle))} MiB against idle; reference ${after.reference - idle.reference >= 0 ? "+" : "−"}${fmt(Math.abs(after.reference - idle.reference))})`,
-  });
+  memoryLines("RSS", (memory) => memory.rss);
+  memoryLines("Distinct pages", (memory) => memory.distinct);
   timing("terminal echo round trip", echo, 50, true);
   timing("terminal echo round trip", echo, 99, true);
   return out;

@@ -22,6 +22,7 @@ import { RunnerClient } from "../../src/client/index.ts";
 import type { SimulatedCluster } from "../../src/sim/index.ts";
 import { freePort } from "../../test/support/ports.ts";
 import { GiveUp, waitFor } from "../../test/support/wait.ts";
+import { distinctResidentBytes } from "./resident-pages.ts";
 
 export const REFERENCE_SESSION_NAMESPACE = "telo-ref-sessions";
 export const REFERENCE_BUILD_NAMESPACE = "telo-ref-builds";
@@ -125,8 +126,8 @@ export async function startReferenceRunner(options: {
   return { client: new RunnerClient(baseUrl), baseUrl, pid: child.pid!, stderrText: () => stderr, close };
 }
 
-/** VmRSS of `pids` and every process descending from them, summed (bytes). */
-export async function treeResidentBytes(pids: number[]): Promise<number> {
+/** `pids` and every process descending from them. */
+async function processTree(pids: number[]): Promise<Set<number>> {
   const parents = new Map<number, number>();
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -148,10 +149,19 @@ export async function treeResidentBytes(pids: number[]): Promise<number> {
       }
     }
   }
-  let total = 0;
+  return all;
+}
+
+/**
+ * The memory of `pids` and their descendants: VmRSS summed (bytes), and the distinct physical
+ * pages they hold (resident-pages.ts; undefined where the kernel hides frame numbers).
+ */
+export async function treeMemory(pids: number[]): Promise<{ rss: number; distinct: number | undefined }> {
+  const all = await processTree(pids);
+  let rss = 0;
   for (const pid of all) {
     const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
-    total += Number(/^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1] ?? 0) * 1024;
+    rss += Number(/^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1] ?? 0) * 1024;
   }
-  return total;
+  return { rss, distinct: await distinctResidentBytes(all) };
 }
