@@ -338,7 +338,7 @@ function lines(results: RunResult[]): Line[] {
   out.push({ metric: "API requests per stop", ...stops, unit: "requests" });
   out.push({ metric: "open watches, idle", ...mid((r) => r.watchesIdle), unit: "watches", digits: 0 });
   out.push({ metric: `open watches, ${l1} live sessions`, ...mid((r) => r.watchesAt[l1]!), unit: "watches", digits: 0 });
-  // Each memory reading twice: summed VmRSS (the issue's figure), and each physical page once.
+  // Each memory reading twice: summed VmRSS (the targets' measure), and each physical page once.
   const memoryLines = (label: string, read: (memory: Memory) => number | undefined) => {
     const mib = (pick: (r: RunResult) => PerSide<Memory>) => {
       const m = mid((r) => ({ ours: read(pick(r).ours) ?? Number.NaN, reference: read(pick(r).reference) ?? Number.NaN }));

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunnerClient } from "../../src/client/index.ts";
 import { openApiDocument } from "../../src/contract/openapi.ts";
+import { NODE_RUNTIME_ENV, NODE_RUNTIME_FLAGS } from "../../src/launch/node-runtime.ts";
 import { RUNNER_VERSION } from "../../src/version.ts";
 import { type AnswerTap, startAnswerTap } from "./answer-tap.ts";
 import { freePort } from "./ports.ts";
@@ -25,11 +26,14 @@ process.once("exit", () => {
   for (const child of running) child.kill("SIGKILL");
 });
 
-/** Starts a TypeScript entry of the project as its own Node process (tsx), its stderr captured. */
+/**
+ * Starts a TypeScript entry of the project as its own Node process (tsx), its stderr captured,
+ * with Node's memory settings as the image starts it (src/launch/node-runtime.ts).
+ */
 export function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...NODE_RUNTIME_FLAGS, "--import", "tsx", join(ROOT, entry)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...NODE_RUNTIME_ENV, ...env },
     // The channel tells the child when this process is gone, however it went (a worker killed
     // at a hook's timeout runs no exit hook): both entries then shut down rather than linger.
     stdio: ["ignore", "pipe", "pipe", "ipc"],
