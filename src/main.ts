@@ -19,7 +19,7 @@ import { ensurePrivateDirectory } from "./internal/socket-path.ts";
 import { PortInUseError } from "./internal/listen.ts";
 import { embeddedClusterUnlessConfigured } from "./launch/embedded-cluster.ts";
 import type { LocalClusterProcess } from "./launch/local-cluster-process.ts";
-import { NODE_RUNTIME_ENV, NODE_RUNTIME_FLAGS } from "./launch/node-runtime.ts";
+import { forkWithNodeRuntime } from "./launch/node-runtime.ts";
 import { onStopRequest } from "./launch/parent.ts";
 import { exitOnStartupRefusal } from "./launch/refusal.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "./launch/shutdown.ts";
@@ -84,7 +84,7 @@ const supervisorEntry = entryPath("supervisor/main");
 
 function startSupervisor(): void {
   // Node's memory settings as the image runs it (this process was started by whoever ran it).
-  const child = fork(supervisorEntry, { env: { ...NODE_RUNTIME_ENV, ...env }, execArgv: [...process.execArgv, ...NODE_RUNTIME_FLAGS], stdio: "inherit" });
+  const child = fork(supervisorEntry, { ...forkWithNodeRuntime(env), stdio: "inherit" });
   supervisor = child;
   const startedAt = Date.now();
   child.once("exit", (code, signal) => {

@@ -9,12 +9,12 @@ import { fork } from "node:child_process";
 import { currentEnv } from "../config/environment.ts";
 import { entryPath } from "../install-layout.ts";
 import { embeddedClusterUnlessConfigured } from "./embedded-cluster.ts";
-import { NODE_RUNTIME_ENV, NODE_RUNTIME_FLAGS } from "./node-runtime.ts";
+import { forkWithNodeRuntime } from "./node-runtime.ts";
 import { onStopRequest } from "./parent.ts";
 
 const env = currentEnv();
 const simulated = await embeddedClusterUnlessConfigured(env);
-const supervisor = fork(entryPath("supervisor/main"), { env: { ...NODE_RUNTIME_ENV, ...env }, execArgv: [...process.execArgv, ...NODE_RUNTIME_FLAGS], stdio: "inherit" });
+const supervisor = fork(entryPath("supervisor/main"), { ...forkWithNodeRuntime(env), stdio: "inherit" });
 let stopping = false;
 
 /** The supervisor's exit code is this process's, once the simulated cluster is stopped too. */
