@@ -2,8 +2,9 @@
  * Where the runner's own files are, found from the running code's place: the nearest enclosing
  * directory named `src` is the runner's tree. That holds in a checkout (src/, run by tsx), in
  * tsc's output (dist/src/) and in the process bundles `npm run build` writes over their entry
- * files (dist/src/api/main.js holds every module it imports, so this module's own place is the
- * bundle's). Asking "beside me" instead would break as soon as a module is bundled elsewhere.
+ * files (this module's code then sits in an entry file or in a chunk under dist/src/chunks/, so
+ * its own place is the bundle's). Asking "beside me" instead would break as soon as a module is
+ * bundled elsewhere.
  */
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,6 +1,6 @@
 /**
  * The runner as its image runs it: `npm run build`'s output (src/release/build.ts: compiled
- * JavaScript, each process entry one bundled file), not the TypeScript loader the tests use.
+ * JavaScript, each process entry bundled, with chunks for on-demand and shared code), not the TypeScript loader the tests use.
  * tsx transpiles in a loader thread of its own, which adds about 100 MB of resident memory to
  * the two processes together — a cost operators never pay, so the bench builds first.
  *
