@@ -25,6 +25,7 @@ import { exitOnStartupRefusal } from "./launch/refusal.ts";
 import { API_SHUTDOWN_BOUND_MS, exitWithin } from "./launch/shutdown.ts";
 import { createLogger } from "./log.ts";
 import { logProcessErrors } from "./launch/process-errors.ts";
+import { startIdleCollection } from "./launch/idle-collection.ts";
 import { flushTracing, startTracing } from "./launch/tracing.ts";
 import { RUNNER_VERSION } from "./version.ts";
 
@@ -40,6 +41,7 @@ let restarts = 0;
 let core = exitOnConfigError(() => loadCoreConfig(env));
 const log = createLogger("runner", core.logLevel);
 logProcessErrors(log);
+startIdleCollection(undefined, (ms) => log.debug("collected garbage after work", { ms: Math.round(ms) }));
 // The api runs in this process; the supervisor child reads the same variables and traces itself.
 const tracing = exitOnConfigError(() => loadTracingConfig(env));
 if (await startTracing(tracing, { process: "api", replica: core.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });

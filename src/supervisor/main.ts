@@ -27,6 +27,7 @@ import { resolveRouting, routingLogEntry, routingNeedsProbe } from "../kube/rout
 import { simulatedBehaviourAnnotations } from "../local-cluster/simulated-behaviour.ts";
 import { ownedObjects } from "../kube/specs/names.ts";
 import { prepareSocketPath } from "../internal/socket-path.ts";
+import { startIdleCollection } from "../launch/idle-collection.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
 import { createLogger } from "../log.ts";
 import { logProcessErrors } from "../launch/process-errors.ts";
@@ -45,6 +46,7 @@ const replicaConfig = exitOnConfigError(() => replicaSettings(core.replicas, cor
 const tracing = exitOnConfigError(() => loadTracingConfig(env));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
+startIdleCollection(undefined, (ms) => log.debug("collected garbage after work", { ms: Math.round(ms) }));
 // Before the first Kubernetes call, so that boot adoption is traced too.
 if (await startTracing(tracing, { process: "supervisor", replica: core.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });
 // First: a socket place this runner may not use refuses startup before any other work.
