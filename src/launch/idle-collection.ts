@@ -3,9 +3,10 @@
  * generation when it grows, and its memory reducer shrinks an idle heap only once the heap has
  * grown by 10 MB since the reducer last ran; a burst of session starts or the end of hundreds of
  * sessions leaves a few MiB of garbage in each process, and in a process that then idles nothing
- * allocates enough to collect it. Measured (docs/benchmarks-relay.md, "Idle again"): after 81
- * starts and stops, the supervisor's heap held 27.7 MiB of which 20 were live, and both processes
- * kept 22 MiB more resident memory than before the starts, for good.
+ * allocates enough to collect it. Measured (docs/benchmarks-relay.md, "The split bundle and the
+ * collection after work"): after 81 starts and stops, the supervisor's heap held 27.7 MiB of
+ * which 19.2 were in use, and both processes kept 20 MiB more resident memory than before the
+ * starts, for good.
  *
  * So each process samples its event loop's utilisation every interval; an interval busier than
  * `busyUtilization` marks it as having worked, and once `quietIntervals` intervals in a row are
