@@ -11,10 +11,12 @@
  * So each process samples its event loop's utilisation every interval; an interval busier than
  * `busyUtilization` marks it as having worked, and once `quietIntervals` intervals in a row are
  * quieter than `quietUtilization`, it collects once and waits for work again. The collection
- * happens when nothing else runs, and at most once per burst of work.
+ * happens when nothing else runs, and at most once per burst of work. A heap over `maxHeapBytes`
+ * is left to V8: it grows by more than the reducer's 10 MB often enough, and a full collection of
+ * it would hold the event loop (terminals, Lease renewals) for hundreds of milliseconds.
  */
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
-import { setFlagsFromString } from "node:v8";
+import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 export type IdleCollectionPolicy = {
@@ -24,9 +26,14 @@ export type IdleCollectionPolicy = {
   /** An interval below this share counts as quiet. */
   quietUtilization: number;
   quietIntervals: number;
+  /** V8's heap (total_heap_size) above which no collection is made. */
+  maxHeapBytes: number;
 };
 
-export const IDLE_COLLECTION: IdleCollectionPolicy = { intervalMs: 5_000, busyUtilization: 0.05, quietUtilization: 0.02, quietIntervals: 2 };
+export const IDLE_COLLECTION: IdleCollectionPolicy = { intervalMs: 5_000, busyUtilization: 0.05, quietUtilization: 0.02, quietIntervals: 2, maxHeapBytes: 128 * 1024 * 1024 };
+
+/** One interval as the sampler reads it: the event loop's utilisation over it, and V8's heap at its end. */
+export type IdleCollectionReading = { utilization: number; heapBytes: number };
 
 /**
  * What the sampler remembers between intervals: whether work happened since the last collection,
@@ -41,11 +48,14 @@ export const IDLE_COLLECTION_START: IdleCollectionState = { worked: false, quiet
  * main thread sweeps what was freed as it next allocates), and taken for work it would call for
  * another collection, and so on for ever.
  */
-export function idleCollectionStep(state: IdleCollectionState, utilization: number, policy: IdleCollectionPolicy): { state: IdleCollectionState; collect: boolean } {
+export function idleCollectionStep(state: IdleCollectionState, { utilization, heapBytes }: IdleCollectionReading, policy: IdleCollectionPolicy): { state: IdleCollectionState; collect: boolean } {
   if (state.collected) return { state: IDLE_COLLECTION_START, collect: false };
   const worked = state.worked || utilization >= policy.busyUtilization;
   const quietFor = utilization < policy.quietUtilization ? state.quietFor + 1 : 0;
-  if (worked && quietFor >= policy.quietIntervals) return { state: { worked: false, quietFor: 0, collected: true }, collect: true };
+  if (worked && quietFor >= policy.quietIntervals) {
+    if (heapBytes > policy.maxHeapBytes) return { state: IDLE_COLLECTION_START, collect: false };
+    return { state: { worked: false, quietFor: 0, collected: true }, collect: true };
+  }
   return { state: { worked, quietFor, collected: false }, collect: false };
 }
 
@@ -67,7 +77,8 @@ export function startIdleCollection(policy: IdleCollectionPolicy = IDLE_COLLECTI
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
-    const step = idleCollectionStep(state, performance.eventLoopUtilization(now, last).utilization, policy);
+    const reading = { utilization: performance.eventLoopUtilization(now, last).utilization, heapBytes: getHeapStatistics().total_heap_size };
+    const step = idleCollectionStep(state, reading, policy);
     last = now;
     state = step.state;
     if (!step.collect) return;

@@ -12,12 +12,14 @@ const busy = 0.5;
 const quiet = 0.001;
 const between = (policy.quietUtilization + policy.busyUtilization) / 2;
 
+const smallHeap = 20 * 1024 * 1024;
+
 /** The collections a run of intervals with these utilisations makes. */
-function collections(utilizations: number[]): number[] {
+function collections(utilizations: number[], heapBytes = smallHeap): number[] {
   let state: IdleCollectionState = IDLE_COLLECTION_START;
   const at: number[] = [];
   utilizations.forEach((utilization, index) => {
-    const step = idleCollectionStep(state, utilization, policy);
+    const step = idleCollectionStep(state, { utilization, heapBytes }, policy);
     state = step.state;
     if (step.collect) at.push(index);
   });
@@ -44,6 +46,11 @@ describe("when a process collects", () => {
   it("does not take the interval after a collection, which the collection's own sweeping fills, for work", () => {
     expect(collections([busy, quiet, quiet, busy, quiet, quiet, quiet, quiet])).toEqual([2]);
     expect(collections([busy, quiet, quiet, quiet, busy, quiet, quiet])).toEqual([2, 6]);
+  });
+
+  it("never on a heap over the policy's bound, which V8's own reducer looks after", () => {
+    expect(collections([busy, quiet, quiet, quiet], policy.maxHeapBytes + 1)).toEqual([]);
+    expect(collections([busy, quiet, quiet], policy.maxHeapBytes)).toEqual([2]);
   });
 
   it("once per burst of work, however the intervals fall", () => {
