@@ -41,7 +41,7 @@ let restarts = 0;
 let core = exitOnConfigError(() => loadCoreConfig(env));
 const log = createLogger("runner", core.logLevel);
 logProcessErrors(log);
-startIdleCollection(undefined, (ms) => log.debug("collected garbage after work", { ms: Math.round(ms) }));
+startIdleCollection(log);
 // The api runs in this process; the supervisor child reads the same variables and traces itself.
 const tracing = exitOnConfigError(() => loadTracingConfig(env));
 if (await startTracing(tracing, { process: "api", replica: core.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });

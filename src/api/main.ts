@@ -28,7 +28,7 @@ const consoleConfig = exitOnConfigError(() => loadConsoleConfig(env));
 const tracing = exitOnConfigError(() => loadTracingConfig(env));
 const log = createLogger("api", config.logLevel);
 logProcessErrors(log);
-startIdleCollection(undefined, (ms) => log.debug("collected garbage after work", { ms: Math.round(ms) }));
+startIdleCollection(log);
 if (await startTracing(tracing, { process: "api", replica: config.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });
 if (config.internalSocketIsDefault) await ensurePrivateDirectory(dirname(config.internalSocketPath)).catch(exitOnStartupRefusal);
 const host = config.access.bindAddress ?? DEFAULT_BIND_ADDRESS;

@@ -18,6 +18,7 @@
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import type { Logger } from "../log.ts";
 
 export type IdleCollectionPolicy = {
   intervalMs: number;
@@ -70,8 +71,8 @@ function fullCollection(): () => void {
   return runInNewContext("gc") as () => void;
 }
 
-/** Starts the sampler in this process (a runner entry's own process only: never a host's). Returns its stop. */
-export function startIdleCollection(policy: IdleCollectionPolicy = IDLE_COLLECTION, onCollected?: (ms: number) => void): () => void {
+/** Starts the sampler in this process (a runner entry's own process only: never a host's); each collection is logged at debug. Returns its stop. */
+export function startIdleCollection(log: Pick<Logger, "debug">, policy: IdleCollectionPolicy = IDLE_COLLECTION): () => void {
   const collect = fullCollection();
   let state = IDLE_COLLECTION_START;
   let last: EventLoopUtilization = performance.eventLoopUtilization();
@@ -88,7 +89,7 @@ export function startIdleCollection(policy: IdleCollectionPolicy = IDLE_COLLECTI
     collect();
     collect();
     last = performance.eventLoopUtilization();
-    onCollected?.(performance.now() - began);
+    log.debug("collected garbage after work", { ms: Math.round(performance.now() - began) });
   }, policy.intervalMs);
   timer.unref();
   return () => clearInterval(timer);

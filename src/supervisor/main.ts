@@ -46,7 +46,7 @@ const replicaConfig = exitOnConfigError(() => replicaSettings(core.replicas, cor
 const tracing = exitOnConfigError(() => loadTracingConfig(env));
 const log = createLogger("supervisor", core.logLevel);
 logProcessErrors(log);
-startIdleCollection(undefined, (ms) => log.debug("collected garbage after work", { ms: Math.round(ms) }));
+startIdleCollection(log);
 // Before the first Kubernetes call, so that boot adoption is traced too.
 if (await startTracing(tracing, { process: "supervisor", replica: core.replicas.identity, version: RUNNER_VERSION })) log.info("tracing on", { exporter: tracing.enabled ? tracing.exporter.kind : undefined });
 // First: a socket place this runner may not use refuses startup before any other work.

@@ -71,8 +71,8 @@ describe("when a process collects", () => {
 
 describe("the sampler on this process", () => {
   it("collects the garbage of a burst of work once the loop has gone quiet, and only once", async () => {
-    const collected: number[] = [];
-    const stop = startIdleCollection({ ...policy, intervalMs: 200 }, (ms) => collected.push(ms));
+    const collected: Record<string, unknown>[] = [];
+    const stop = startIdleCollection({ debug: (message, fields) => collected.push({ message, ...fields }) }, { ...policy, intervalMs: 200 });
     try {
       // Work: the loop busy for several intervals, leaving garbage behind.
       let garbage: object[] = [];
@@ -82,7 +82,7 @@ describe("the sampler on this process", () => {
       garbage = [];
       const deadline = performance.now() + 10_000;
       while (collected.length === 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(collected).toHaveLength(1);
+      expect(collected).toEqual([{ message: "collected garbage after work", ms: expect.any(Number) }]);
       expect(getHeapStatistics().used_heap_size).toBeLessThan(usedWithGarbage);
       // Quiet goes on: no further collection without further work.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
