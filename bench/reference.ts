@@ -13,7 +13,8 @@
  *   idle again once they ended and were evicted (both with RUNNER_EXIT_TTL_MS short); each
  *   reading also as the distinct physical pages held, because summed VmRSS counts the node
  *   binary's pages, which our two processes share, twice (support/resident-pages.ts);
- * - terminal echo round trip, one keystroke to its echo, batches alternating.
+ * - terminal echo round trip, one keystroke to its echo, batches alternating, with the CPU time
+ *   each side's processes spend per keystroke (from /proc/<pid>/stat, over all its batches).
  *
  * Prints one Markdown table (ours, reference, ours / reference, target, verdict) and writes the
  * per-run figures to bench/results/reference-<date>.json and reference-latest.json.
@@ -30,7 +31,7 @@ import { EXIT_TTL_MS, type Live, openLive } from "./scale.ts";
 import { compileRunner } from "./support/build.ts";
 import { ByteCounter } from "./support/bytes.ts";
 import { layOutReferenceNamespaces, REFERENCE_BUILD_NAMESPACE, REFERENCE_SESSION_NAMESPACE, startManifestStub, startReferenceRunner, treeMemory } from "./support/reference-runner.ts";
-import { API_ENTRY, SESSION_NAMESPACE, SUPERVISOR_ENTRY, startBenchRunner } from "./support/runner.ts";
+import { API_ENTRY, SESSION_NAMESPACE, SUPERVISOR_ENTRY, cpuMs, startBenchRunner } from "./support/runner.ts";
 import { inBatches, quiesce, startSession } from "./support/sessions.ts";
 import { MiB, percentile } from "./support/stats.ts";
 import { echoBatch, type Side as EchoSide } from "./terminal.ts";
@@ -61,7 +62,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 type Name = "ours" | "reference";
 /** Summed VmRSS, and the distinct physical pages (bench/support/resident-pages.ts), in bytes. */
 type Memory = { rss: number; distinct: number | undefined };
-type Side = { name: Name; client: RunnerClient; sessionNamespace: string; namespaces: string[]; memory(): Promise<Memory> };
+/** A side's processes by role (ours: api and supervisor; the reference: its one process). */
+type Side = { name: Name; client: RunnerClient; sessionNamespace: string; namespaces: string[]; processes: Record<string, number>; memory(): Promise<Memory> };
 type PerSide<T> = Record<Name, T>;
 
 type RunResult = {
@@ -82,6 +84,8 @@ type RunResult = {
   rssAt: Record<number, PerSide<Memory>>;
   rssAfter: PerSide<Memory>;
   echoMs: PerSide<number[]>;
+  /** CPU microseconds per keystroke round trip, by process role. */
+  echoCpuUsPerKey: PerSide<Record<string, number>>;
 };
 
 /** Requests by namespace since the last reset: one per request (an attach's second RBAC tuple not counted). */
@@ -120,6 +124,13 @@ async function stopAll(core: CoreV1Api, side: Side, ids: string[]): Promise<void
     if (!(error instanceof RunnerError && error.status === 404)) throw error;
   }));
   await waitFor(`${side.name}'s pods to be gone`, async () => (await podsLeft(core, side.sessionNamespace)) === 0, 120_000);
+}
+
+/** CPU milliseconds each of a side's processes has used so far. */
+async function cpuByRole(side: Side): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [role, pid] of Object.entries(side.processes)) out[role] = await cpuMs(pid);
+  return out;
 }
 
 async function untilEvicted(side: Side, ids: string[]): Promise<void> {
@@ -171,11 +182,11 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
       if (name === "ours") {
         const ours = await startBenchRunner({ mode: "compiled", cluster: sim, env: exitTtl });
         closers.push(() => ours.close());
-        sides.ours = { name, client: ours.client, sessionNamespace: SESSION_NAMESPACE, namespaces: [SESSION_NAMESPACE, "telo-builds"], memory: () => treeMemory([ours.apiPid, ours.supervisorPid]) };
+        sides.ours = { name, client: ours.client, sessionNamespace: SESSION_NAMESPACE, namespaces: [SESSION_NAMESPACE, "telo-builds"], processes: { api: ours.apiPid, supervisor: ours.supervisorPid }, memory: () => treeMemory([ours.apiPid, ours.supervisorPid]) };
       } else {
         const reference = await startReferenceRunner({ cluster: sim, registryUrl, dir: referenceDir, env: exitTtl });
         closers.push(() => reference.close());
-        sides.reference = { name, client: reference.client, sessionNamespace: REFERENCE_SESSION_NAMESPACE, namespaces: [REFERENCE_SESSION_NAMESPACE, REFERENCE_BUILD_NAMESPACE], memory: () => treeMemory([reference.pid]) };
+        sides.reference = { name, client: reference.client, sessionNamespace: REFERENCE_SESSION_NAMESPACE, namespaces: [REFERENCE_SESSION_NAMESPACE, REFERENCE_BUILD_NAMESPACE], processes: { runner: reference.pid }, memory: () => treeMemory([reference.pid]) };
       }
       await quiesce(sim);
       watchesIdle[name] = sim.counters().openWatches - before;
@@ -226,12 +237,20 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
 
     progress(`run ${run + 1}: terminal echo…`);
     const echoMs: PerSide<number[]> = { ours: [], reference: [] };
+    const echoCpuMs: PerSide<Record<string, number>> = { ours: {}, reference: {} };
     const echoes = {} as PerSide<Awaited<ReturnType<typeof echoSide>>>;
     for (const side of both) echoes[side.name] = await echoSide(side);
     for (const side of both) await echoBatch(echoes[side.name].echo, 20);
     for (let b = 0; b < options.echoBatches; b++) {
-      for (const side of both) echoMs[side.name].push(...(await echoBatch(echoes[side.name].echo, options.echoPerBatch)));
+      for (const side of both) {
+        const before = await cpuByRole(side);
+        echoMs[side.name].push(...(await echoBatch(echoes[side.name].echo, options.echoPerBatch)));
+        const after = await cpuByRole(side);
+        for (const role of Object.keys(after)) echoCpuMs[side.name][role] = (echoCpuMs[side.name][role] ?? 0) + after[role]! - before[role]!;
+      }
     }
+    const perKey = (cpuMs: Record<string, number>, keys: number) => Object.fromEntries(Object.entries(cpuMs).map(([role, ms]) => [role, (ms * 1000) / keys]));
+    const echoCpuUsPerKey = { ours: perKey(echoCpuMs.ours, echoMs.ours.length), reference: perKey(echoCpuMs.reference, echoMs.reference.length) };
     for (const side of both) {
       echoes[side.name].close();
       await stopAll(core, side, [echoes[side.name].sessionId]);
@@ -292,6 +311,7 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
       rssAt,
       rssAfter,
       echoMs,
+      echoCpuUsPerKey,
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -302,6 +322,7 @@ async function runOnce(run: number, sim: SimulatedCluster, core: CoreV1Api, regi
 
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 const p = (values: number[], q: number) => percentile([...values].sort((a, b) => a - b), q);
+const sum = (byRole: Record<string, number>) => Object.values(byRole).reduce((a, b) => a + b, 0);
 const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : "–");
 
 type Line = { metric: string; ours: number; reference: number; unit: string; digits?: number; target?: string; verdict?: string };
@@ -365,6 +386,8 @@ function lines(results: RunResult[]): Line[] {
   memoryLines("Distinct pages", (memory) => memory.distinct);
   timing("terminal echo round trip", echo, 50, true);
   timing("terminal echo round trip", echo, 99, true);
+  const cpuPerKey = mid((r) => ({ ours: sum(r.echoCpuUsPerKey.ours), reference: sum(r.echoCpuUsPerKey.reference) }));
+  out.push({ metric: "CPU per keystroke round trip, all the side's processes", ...cpuPerKey, unit: "µs", digits: 0 });
   return out;
 }
 
@@ -419,6 +442,8 @@ if (results.length > 0) {
   console.log();
   for (const result of results) {
     console.log(`requests per start, run ${results.indexOf(result) + 1}: ours ${JSON.stringify(result.requestsStartBreakdown.ours)}; reference ${JSON.stringify(result.requestsStartBreakdown.reference)} (over ${options.sequential} starts)`);
+    const roles = (byRole: Record<string, number>) => Object.entries(byRole).map(([role, us]) => `${role} ${fmt(us, 0)}`).join(" + ");
+    console.log(`CPU per keystroke round trip (µs), run ${results.indexOf(result) + 1}: ours ${roles(result.echoCpuUsPerKey.ours)}; reference ${roles(result.echoCpuUsPerKey.reference)}`);
     console.log(`requests per stop, run ${results.indexOf(result) + 1}: ours ${JSON.stringify(result.requestsStopBreakdown.ours)}; reference ${JSON.stringify(result.requestsStopBreakdown.reference)}; in no namespace: ${result.requestsUnattributed}`);
   }
   await mkdir(RESULTS, { recursive: true });
