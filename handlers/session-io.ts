@@ -1,5 +1,6 @@
 import "./error-event.ts";
 import type { IncomingMessage } from "node:http";
+import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Context, Handler } from "hono";
 import type { WebSocket } from "ws";
@@ -7,14 +8,16 @@ import { INTERNAL_PREFIX, pathOf, queryOf, routes } from "../src/contract/routes
 import { CloseCodes } from "../src/contract/streams.ts";
 import { connectTerminal, relayTerminal } from "../src/internal/terminal-relay.ts";
 import type { Splices } from "../src/internal/terminal-splice.ts";
-import { openTerminalUpgrade } from "../src/internal/terminal-upgrade.ts";
+import type { TerminalHandoff } from "../src/internal/terminal-handoff.ts";
+import { openTerminalUpgrade, requestHead } from "../src/internal/terminal-upgrade.ts";
 import { REQUEST_ID_HEADER, currentRequestId } from "../src/observability/request-context.ts";
 import { type HandlerDeps, withOwner } from "./support.ts";
 
 /** Where the runner's own server (src/api/upgrade.ts) takes an accepted terminal from. */
 export const TERMINAL_UPGRADE = Symbol("terminal upgrade");
 /** An upgrade as node's server hands it over: the request, its socket, and what followed its head. */
-export type RawUpgrade = { request: IncomingMessage; socket: Duplex; head: Buffer; key: string; splices: Splices };
+/** `handoff`: the channel to this pod's supervisor, on the runner's own server when it is open. */
+export type RawUpgrade = { request: IncomingMessage; socket: Duplex; head: Buffer; key: string; splices: Splices; handoff?: TerminalHandoff | undefined };
 export type TerminalStart = (upgrade: RawUpgrade) => void;
 export type UpgradeEnv = { [TERMINAL_UPGRADE]?: TerminalStart | "pending" };
 
@@ -39,13 +42,21 @@ function terminalStart(deps: HandlerDeps, c: Context): { splice: TerminalStart; 
   const requestId = currentRequestId();
   const idHeader: Record<string, string> = requestId === undefined ? {} : { [REQUEST_ID_HEADER]: requestId };
   return {
-    splice: ({ request, socket, head, key, splices }) => {
+    splice: ({ request, socket, head, key, splices, handoff }) => {
       const headers: Record<string, string | undefined> = { ...idHeader };
       for (const name of HANDSHAKE_HEADERS) headers[name] = request.headers[name] as string | undefined;
       // A session between replicas is waited for, for a while, before the client is told to come back.
       const open = (clientGone: AbortSignal) => withOwner(deps, sessionId, "stream", (supervisor) => openTerminalUpgrade(supervisor.target, path, headers, clientGone), clientGone);
-      if (refused) splices.refuse(socket, key, { code: CloseCodes.forbiddenOrigin, reason: "forbidden_origin" });
-      else splices.splice(socket, key, head, open);
+      if (refused) return splices.refuse(socket, key, { code: CloseCodes.forbiddenOrigin, reason: "forbidden_origin" });
+      // This pod's supervisor serves the session: it is handed the client's socket and speaks
+      // to the client alone. Given back (the session moved meanwhile), the socket is spliced to
+      // wherever the session is, as it would have been from the start.
+      const local = deps.supervisorFor(sessionId).target;
+      const handed = "socketPath" in local && socket instanceof Socket ? handoff?.offer(socket, Buffer.concat([requestHead(local, path, headers), head])) : undefined;
+      if (!handed) return splices.splice(socket, key, head, open);
+      void handed.then((outcome) => {
+        if (outcome.kind === "refused") splices.splice(outcome.socket, key, outcome.rest, open);
+      });
     },
     relay: (ws) => {
       if (refused) return ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");

@@ -8,6 +8,7 @@ import { loadCoreConfig } from "../config/core.ts";
 import { currentEnv } from "../config/environment.ts";
 import { exitOnConfigError } from "../config/startup.ts";
 import { loadTracingConfig } from "../config/tracing.ts";
+import { handoffSocketPath } from "../internal/handle-channel.ts";
 import { ensurePrivateDirectory } from "../internal/socket-path.ts";
 import { startIdleCollection } from "../launch/idle-collection.ts";
 import { exitOnStartupRefusal } from "../launch/refusal.ts";
@@ -42,6 +43,8 @@ const server = await startApiServer({
   corsOrigins: config.corsOrigins,
   access: config.access,
   console: consoleConfig.enabled,
+  // Only to a supervisor in this pod: a socket cannot be handed to another host.
+  handoffPath: config.terminalHandoff && typeof supervisorTarget === "string" ? handoffSocketPath(supervisorTarget) : undefined,
   log,
 }).catch(exitOnStartupRefusal);
 log.info("api listening", { url: `http://${host}:${server.port}`, supervisor: supervisorTarget === config.internalSocketPath ? supervisorTarget : `${peerSupervisor?.host}:${peerSupervisor?.port}` });

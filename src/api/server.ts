@@ -14,6 +14,8 @@ import type { HandlerDeps } from "../../handlers/support.ts";
 import type { AccessConfig } from "../config/access.ts";
 import { CloseCodes } from "../contract/streams.ts";
 import { SupervisorClient } from "../internal/client.ts";
+import { handleChannelPossible } from "../internal/handle-channel.ts";
+import { TerminalHandoff } from "../internal/terminal-handoff.ts";
 import { Splices } from "../internal/terminal-splice.ts";
 import type { SupervisorTarget } from "../internal/link.ts";
 import { listen } from "../internal/listen.ts";
@@ -49,6 +51,12 @@ export async function startApiServer(options: {
   log?: Logger;
   /** Serve the session console at /console (RUNNER_CONSOLE). */
   console?: boolean;
+  /**
+   * The supervisor's handoff socket (beside its internal socket in the same pod): terminals' client
+   * sockets are handed to it rather than spliced (docs/relay.md "The handoff"), when this process
+   * can open the channel.
+   */
+  handoffPath?: string | undefined;
 }): Promise<ApiServer> {
   const log = options.log ?? createLogger("api", "info");
   startProcessMetrics("api");
@@ -73,7 +81,8 @@ export async function startApiServer(options: {
   app.route("/", createRunnerRoutes({ supervisorFor, routeSession, corsOrigins: options.corsOrigins, version: RUNNER_VERSION, access: options.access, log }));
   if (options.console) app.route("/", createConsoleRoutes({ supervisorFor, log }));
   app.notFound(notFound);
-  serveUpgrades(server, app, splices, log);
+  const handoff = options.handoffPath !== undefined && handleChannelPossible() ? new TerminalHandoff(options.handoffPath, log) : undefined;
+  serveUpgrades(server, app, splices, handoff, log);
   return {
     url: `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`,
     port,
@@ -84,6 +93,7 @@ export async function startApiServer(options: {
       await splices.closeAll({ code: CloseCodes.serviceRestart, reason: "runner shutting down" }, WEBSOCKET_CLOSE_GRACE_MS);
       if ("closeAllConnections" in server) server.closeAllConnections();
       await closed;
+      handoff?.close();
       await router.close();
     },
   };

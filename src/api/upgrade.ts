@@ -9,6 +9,7 @@ import { type IncomingMessage, STATUS_CODES, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Hono } from "hono";
 import { TERMINAL_UPGRADE, type UpgradeEnv } from "../../handlers/session-io.ts";
+import type { TerminalHandoff } from "../internal/terminal-handoff.ts";
 import type { Splices } from "../internal/terminal-splice.ts";
 import { isWebSocketKey } from "../internal/ws-wire.ts";
 import type { Logger } from "../log.ts";
@@ -50,7 +51,7 @@ function handshakeKey(request: IncomingMessage): string | undefined {
   return valid ? key : undefined;
 }
 
-export function serveUpgrades(server: Server, app: Hono, splices: Splices, log: Logger): void {
+export function serveUpgrades(server: Server, app: Hono, splices: Splices, handoff: TerminalHandoff | undefined, log: Logger): void {
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", destroyOnError);
     const env: UpgradeEnv & { incoming: IncomingMessage; outgoing: undefined } = { incoming: request, outgoing: undefined, [TERMINAL_UPGRADE]: "pending" };
@@ -67,7 +68,7 @@ export function serveUpgrades(server: Server, app: Hono, splices: Splices, log: 
         if (typeof start !== "function") return refuse(socket, response);
         const key = handshakeKey(request);
         if (key === undefined) return refuse(socket, Response.json({ error: "bad_request", message: "not a WebSocket handshake" }, { status: 400 }));
-        start({ request, socket, head, key, splices });
+        start({ request, socket, head, key, splices, handoff });
         return undefined;
       })
       .catch((error: unknown) => {

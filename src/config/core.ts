@@ -37,6 +37,8 @@ export const coreEnvSchema = v.object({
   TELO_REGISTRY_URL: stringVar(undefined),
   // Where the api process reaches the supervisor (mode 0600 Unix socket).
   RUNNER_INTERNAL_SOCKET: stringVar(undefined),
+  // The api hands terminals' client sockets to the supervisor beside it (docs/relay.md "The handoff").
+  RUNNER_TERMINAL_HANDOFF: booleanVar("RUNNER_TERMINAL_HANDOFF", true),
   ...accessEnvEntries,
   ...peerEnvEntries,
   // Several replicas (docs/replicas.md): unset RUNNER_REPLICA_ID = a single replica.
@@ -86,6 +88,7 @@ export function loadCoreConfig(env: NodeJS.ProcessEnv) {
     internalSocketPath: vars.RUNNER_INTERNAL_SOCKET ?? defaultInternalSocketPath(vars.PORT),
     /** The default lives under the shared $TMPDIR: its directory must be private (checked at start). */
     internalSocketIsDefault: vars.RUNNER_INTERNAL_SOCKET === undefined,
+    terminalHandoff: vars.RUNNER_TERMINAL_HANDOFF,
     access: accessConfig(vars),
     peer: peerConfig(vars),
     /** Checked against the peer settings and the warm pool at the supervisor's startup (`replicaSettings`). */

@@ -37,7 +37,7 @@ function connectTo(target: SupervisorTarget): Socket {
 }
 
 /** The request's head; a header value holding a line break (which node's parser refuses anyway) is left out. */
-function requestHead(target: SupervisorTarget, path: string, headers: Record<string, string | undefined>): Buffer {
+export function requestHead(target: SupervisorTarget, path: string, headers: Record<string, string | undefined>): Buffer {
   const all: Record<string, string | undefined> = {
     host: "supervisor",
     connection: "Upgrade",
@@ -65,7 +65,7 @@ function parseHead(head: Buffer): { status: number; headers: Map<string, string>
 }
 
 /** The refusal an answer other than 101 stands for. */
-function refusal(status: number, body: string): Error {
+export function refusal(status: number, body: string): Error {
   const error = new RunnerError(status, errorBodyOf(body));
   if (isSessionMoving(error)) return error;
   return new SupervisorUnavailableError(`the supervisor refused the terminal's upgrade with ${status}: ${body.slice(0, 200)}`);

@@ -55,6 +55,8 @@ const terminalBytes = counter("runner_terminal_bytes_total", "Terminal bytes rel
 const terminalBytesOut = terminalBytes.labels({ direction: "out" });
 const terminalBytesIn = terminalBytes.labels({ direction: "in" });
 
+const terminalsOpened = counter("runner_terminals_opened_total", "Terminal WebSockets opened, by how the client's connection reached the supervisor: handed (the api beside it passed the client's socket over) or spliced (through a connection of an api's own, this pod's or a peer's).", ["path"]);
+
 const kubeRequests = counter("runner_kube_requests_total", "Kubernetes API requests made through the typed clients, by verb and resource.", ["verb", "resource"]);
 
 const kubeErrors = counter("runner_kube_request_errors_total", "Kubernetes API requests that failed, by verb, resource and code (the HTTP status, or 'network').", ["verb", "resource", "code"]);
@@ -171,6 +173,11 @@ export function terminalBytesRelayed(direction: "in" | "out", bytes: number): vo
 }
 
 export type KubeRequestLabels = { verb: string; resource: string };
+
+/** A terminal's WebSocket opened on the client's own socket (`handed`) or on an api's connection (`spliced`). */
+export function terminalOpened(path: "handed" | "spliced"): void {
+  terminalsOpened.inc({ path });
+}
 
 export function kubeRequestMade(labels: KubeRequestLabels, failure: number | "network" | undefined): void {
   kubeRequests.inc(labels);

@@ -12,7 +12,9 @@ import { type Server as Http1Server, createServer as createHttp1Server } from "n
 import { type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createServer } from "node:http2";
 import { type Server as NetServer, type Socket, createServer as createNetServer } from "node:net";
 import type { PeerAddress } from "../config/peer.ts";
+import { handleChannelPossible, handoffSocketPath, serveHandleChannel } from "../internal/handle-channel.ts";
 import { type Keepalive, PEER_KEEPALIVE, keepAlive } from "../internal/keepalive.ts";
+import { claimSocketPath } from "../internal/socket-path.ts";
 import { tokenMatches } from "../observability/secret-compare.ts";
 import { CONNECTION_WINDOW_BYTES, PEER_CREDENTIAL_HEADER, SESSION_MEMORY_MB, linkSettings } from "../internal/protocol.ts";
 import type { Logger } from "../log.ts";
@@ -20,6 +22,7 @@ import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from "../observabilit
 import { withRemoteContext } from "../observability/tracing.ts";
 import { createDispatch } from "./internal-dispatch.ts";
 import type { SessionService } from "./session-service.ts";
+import { TerminalHandoffs } from "./terminal-handoffs.ts";
 import { type TerminalUpgrades, terminalUpgrades } from "./terminal-upgrades.ts";
 
 type StreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
@@ -129,15 +132,30 @@ export async function startInternalServer(options: {
   /** Peers' api processes, over TCP, with the shared credential (docs/relay.md). */
   peer?: { listen: PeerAddress; secret: string; keepalive?: Keepalive } | undefined;
   service: SessionService;
+  /** Take terminals' client sockets from the api beside it (docs/relay.md "The handoff"), when this process can open the channel. */
+  handoff: boolean;
   log: Logger;
 }): Promise<InternalServer> {
   const dispatch = createDispatch(options.service, options.log);
   const sessions = new Set<Http2Session>();
-  const upgrades = terminalUpgrades(options.service, options.log);
+  const handoffs = new TerminalHandoffs(options.log);
+  const upgrades = terminalUpgrades(options.service, options.log, handoffs);
   const sockets = new Set<Socket>();
-  const server = sniffingListener(http2Server(dispatch, sessions), upgradeServer(upgrades), undefined, sockets);
+  const local = upgradeServer(upgrades);
+  handoffs.readFrom(local);
+  const server = sniffingListener(http2Server(dispatch, sessions), local, undefined, sockets);
   await listenOn(server, options.socketPath);
   await chmod(options.socketPath, 0o600);
+  const handoffPath = handoffSocketPath(options.socketPath);
+  // A handoff socket left by a supervisor that died is taken over; a live one (another runner's) is not.
+  const channel = options.handoff && handleChannelPossible()
+    ? await claimSocketPath(handoffPath)
+        .then(() => serveHandleChannel(handoffPath, (message, handle, reply) => handoffs.receive(message, handle, reply), options.log))
+        .catch((error: unknown) => {
+          options.log.warn("terminal handoff off: its socket could not be served", { path: handoffPath, error });
+          return undefined;
+        })
+    : undefined;
   let peerServer: NetServer | undefined;
   if (options.peer) {
     const { secret, listen } = options.peer;
@@ -157,7 +175,7 @@ export async function startInternalServer(options: {
       for (const session of sessions) session.destroy();
       upgrades.closeAll();
       for (const socket of sockets) socket.destroy();
-      await Promise.all(closed);
+      await Promise.all([...closed, channel?.close()]);
     },
   };
 }

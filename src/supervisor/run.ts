@@ -52,6 +52,7 @@ export async function runSupervisor(options: {
     socketPath: options.config.internalSocketPath,
     peer: peerListener(options.config),
     service,
+    handoff: options.config.terminalHandoff,
     log: options.log,
   });
   service.startWatchSupervisor();

@@ -21,6 +21,8 @@ import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from "../observabilit
 import { tokenMatches } from "../observability/secret-compare.ts";
 import { servedElsewhere } from "./problems.ts";
 import type { SessionService } from "./session-service.ts";
+import { terminalOpened } from "../metrics/figures.ts";
+import type { TerminalHandoffs } from "./terminal-handoffs.ts";
 import { streamTerminal } from "./terminal-stream.ts";
 
 /** A client message over this closes the terminal with 1009 (docs/api.md). */
@@ -33,11 +35,6 @@ function answerPlain(socket: Duplex, status: number, body: unknown): void {
   const payload = Buffer.from(JSON.stringify(body), "utf8");
   const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`, "content-type: application/json", `content-length: ${payload.byteLength}`, "connection: close", "", ""];
   socket.end(Buffer.concat([Buffer.from(head.join("\r\n"), "latin1"), payload]));
-}
-
-function answerProblem(socket: Duplex, problem: Problem): void {
-  const { status, body } = problemAnswer(problem);
-  answerPlain(socket, status, body);
 }
 
 /**
@@ -57,13 +54,21 @@ export type TerminalUpgrades = {
    * must present, and its keepalive (its terminals are pinged, see `pingPeerTerminals`).
    */
   handler(peer?: { secret: string; keepalive: Keepalive }): Upgrade;
-  /** Cuts every terminal: the api tells its clients the supervisor went away (1011). */
+  /** Cuts every spliced terminal (the api tells its clients the supervisor went away: 1011) and closes every handed one with 1012. */
   closeAll(): void;
 };
 
-export function terminalUpgrades(service: SessionService, log: Logger): TerminalUpgrades {
+export function terminalUpgrades(service: SessionService, log: Logger, handoffs?: TerminalHandoffs): TerminalUpgrades {
   // No extensions: the api passes frames on by their headers and does not decompress them.
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
+  // The terminals whose client sockets the api handed over: this process is all the client talks to.
+  const handedTerminals = new WeakSet<WebSocket>();
+  /** A refusal for the api: on its own connection, or with a socket it handed over, back to it. */
+  const refuse = (socket: Duplex, head: Buffer, problem: Problem): void => {
+    const { status, body } = problemAnswer(problem);
+    if (handoffs?.refuse(socket, status, JSON.stringify(body), head)) return;
+    answerPlain(socket, status, body);
+  };
 
   const pinged = pingPeerTerminals();
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, peer: { secret: string; keepalive: Keepalive } | undefined): void => {
@@ -79,15 +84,21 @@ export function terminalUpgrades(service: SessionService, log: Logger): Terminal
     const url = new URL(request.url ?? "/", "http://supervisor");
     log.debug("internal request", { method: request.method, path: url.pathname });
     if (request.headers[PROTOCOL_HEADER] !== INTERNAL_PROTOCOL_VERSION) {
-      return answerProblem(socket, new Problem("invalid", "internal_protocol_mismatch", `the supervisor speaks internal protocol ${INTERNAL_PROTOCOL_VERSION}`));
+      return refuse(socket, head, new Problem("invalid", "internal_protocol_mismatch", `the supervisor speaks internal protocol ${INTERNAL_PROTOCOL_VERSION}`));
     }
     const found = request.method === "GET" ? findRoute(INTERNAL_PREFIX, "GET", url.pathname, ["terminal"]) : undefined;
-    if (!found) return answerProblem(socket, new Problem("not_found", "no_such_internal_route", `${request.method} ${url.pathname}`));
+    if (!found) return refuse(socket, head, new Problem("not_found", "no_such_internal_route", `${request.method} ${url.pathname}`));
     const id = found[1].id ?? "";
     // Not this replica's session now: the api asks again as the placement moves (docs/replicas.md).
-    if (service.servedElsewhere(id)) return answerProblem(socket, servedElsewhere(id));
+    if (service.servedElsewhere(id)) return refuse(socket, head, servedElsewhere(id));
     wss.handleUpgrade(request, socket, head, (ws) => {
       if (peer) pinged.add(ws, peer.keepalive);
+      const handed = handoffs?.isHanded(socket) ?? false;
+      terminalOpened(handed ? "handed" : "spliced");
+      if (handed) {
+        handedTerminals.add(ws);
+        handoffs!.taken(socket);
+      }
       serveTerminal(service, id, url, ws);
     });
   };
@@ -95,7 +106,11 @@ export function terminalUpgrades(service: SessionService, log: Logger): Terminal
   return {
     handler: (peer) => (request, socket, head) => withRequestId(requestIdFrom(request.headers[REQUEST_ID_HEADER]), () => upgrade(request, socket, head, peer)),
     closeAll: () => {
-      for (const client of wss.clients) client.terminate();
+      // A spliced terminal is cut, and the api tells its client; a handed one is told here.
+      for (const client of wss.clients) {
+        if (handedTerminals.has(client)) client.close(CloseCodes.serviceRestart, "runner shutting down");
+        else client.terminate();
+      }
     },
   };
 }

@@ -151,6 +151,7 @@ describe("keepalive on the peer listener", () => {
       socketPath: join(dir, "supervisor.sock"),
       peer: { listen: { host: "127.0.0.1", port }, secret: SECRET, keepalive: KEEPALIVE },
       service,
+      handoff: false,
       log: createLogger("supervisor", "silent"),
     });
     const proxy = await blackHoleProxy(port);

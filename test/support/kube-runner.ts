@@ -69,6 +69,11 @@ type RunnerOptions = {
    * cluster running.
    */
   beside?: ClusterRunner;
+  /**
+   * Both processes started as deployed, with no channel to this test process, so that the api
+   * hands its terminals to its supervisor (docs/relay.md "The handoff"); otherwise it splices them.
+   */
+  handoff?: boolean;
 };
 
 /** What the runner's processes need besides the cluster: ports and the internal socket. */
@@ -86,7 +91,7 @@ export async function startKubeRunner(options: RunnerOptions = {}): Promise<Kube
     ? { cluster: shared, env: localClusterEnv(shared, { ...own, ...options.env }) }
     : await startLocalCluster({ ...own, ...options.env }, { podStartDelayMs: 20, backoffMs: 200, ...options.sim });
   const stopCluster = shared ? async () => undefined : () => sim.stop();
-  const runner = await startProcesses({ cluster: "simulated", kubeConfig: sim.kubeConfig(), runtimeClass: undefined, env, port, bundlePort, dir, stopCluster });
+  const runner = await startProcesses({ cluster: "simulated", kubeConfig: sim.kubeConfig(), runtimeClass: undefined, env, port, bundlePort, dir, stopCluster, handoff: options.handoff });
   return Object.assign(runner, { sim });
 }
 
@@ -126,6 +131,7 @@ async function startProcesses(input: {
   bundlePort: number;
   dir: string;
   stopCluster(): Promise<void>;
+  handoff?: boolean | undefined;
 }): Promise<ClusterRunner> {
   const { env, port, bundlePort, dir } = input;
   const core = input.kubeConfig.makeApiClient(CoreV1Api);
@@ -144,7 +150,7 @@ async function startProcesses(input: {
     client: new RunnerClient(baseUrl),
     baseUrl,
     async startSupervisor() {
-      supervisor = spawnTs("src/supervisor/main.ts", env);
+      supervisor = spawnTs("src/supervisor/main.ts", env, { channel: !input.handoff });
       const child = supervisor;
       started.push(child);
       await waitFor("the supervisor's bundle listener", async () => {
@@ -162,7 +168,7 @@ async function startProcesses(input: {
     signalApi: (signal) => void api?.kill(signal),
     pids: () => [api?.pid, supervisor?.pid].filter((pid): pid is number => pid !== undefined),
     async startApi() {
-      api = spawnTs("src/api/main.ts", env);
+      api = spawnTs("src/api/main.ts", env, { channel: !input.handoff });
       const child = api;
       started.push(child);
       await waitFor("the api process", async () => {

@@ -30,13 +30,15 @@ process.once("exit", () => {
  * Starts a TypeScript entry of the project as its own Node process (tsx), its stderr captured,
  * with Node's memory settings as the image starts it (src/launch/node-runtime.ts).
  */
-export function spawnTs(entry: string, env: Record<string, string>): ChildProcess {
+export function spawnTs(entry: string, env: Record<string, string>, options: { channel?: boolean } = {}): ChildProcess {
   const child = spawn(process.execPath, [...NODE_RUNTIME_FLAGS, "--import", "tsx", join(ROOT, entry)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...NODE_RUNTIME_ENV, ...env },
     // The channel tells the child when this process is gone, however it went (a worker killed
     // at a hook's timeout runs no exit hook): both entries then shut down rather than linger.
-    stdio: ["ignore", "pipe", "pipe", "ipc"],
+    // An api started without one, as deployed, can open the handoff channel to its supervisor
+    // instead (a process holds one channel); the exit hook above still ends it with this one.
+    stdio: options.channel === false ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "ipc"],
   });
   // The channel itself must not keep this process alive.
   child.channel?.unref();
