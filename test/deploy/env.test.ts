@@ -53,6 +53,7 @@ const LEFT_TO_DEFAULTS: Record<string, string> = {
   RUNNER_WARM_POOL_MAX_IDLE_SECONDS: "default 600; only with the warm pool",
   RUNNER_PEER_SECRET: "optional: the replicas keep a credential of their own in the cluster (docs/replicas.md)",
   RUNNER_PEER_SUPERVISOR: "off: the api reaches its own supervisor over the Unix socket (docs/relay.md)",
+  RUNNER_TERMINAL_HANDOFF: "default true: the api hands terminals to the supervisor beside it (docs/relay.md The handoff)",
   RUNNER_TELO_VERSIONS: "default true: sessions may name a Telo version (docs/telo-versions.md)",
   RUNNER_TELO_IMAGE_REPOSITORY: "default telorun/node, the published version images",
   RUNNER_TELO_IMAGE_VARIANT: "default slim",
