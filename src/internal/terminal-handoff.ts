@@ -23,6 +23,8 @@ export const HandoffMessageSchema = v.variant("kind", [
   v.object({ kind: v.literal("terminal"), ticket: v.pipe(v.number(), v.integer()), request: v.string() }),
   /** supervisor → api: the terminal is the supervisor's now. */
   v.object({ kind: v.literal("taken"), ticket: v.pipe(v.number(), v.integer()) }),
+  /** supervisor → api: the client's connection closed before its terminal was upgraded. */
+  v.object({ kind: v.literal("closed"), ticket: v.pipe(v.number(), v.integer()) }),
   /** supervisor → api, with the socket back: the answer the upgrade got, and what was read from the client after the request, base64. */
   v.object({ kind: v.literal("refused"), ticket: v.pipe(v.number(), v.integer()), status: v.pipe(v.number(), v.integer()), body: v.string(), rest: v.string() }),
 ]);
@@ -84,7 +86,10 @@ export class TerminalHandoff {
 
   #receive(raw: unknown, handle: SocketHandle | undefined): void {
     const parsed = v.safeParse(HandoffMessageSchema, raw);
-    if (!parsed.success || parsed.output.kind === "terminal") return this.#log.warn("handle channel: unexpected message", { message: raw });
+    if (!parsed.success || parsed.output.kind === "terminal") {
+      this.#log.warn("handle channel: unexpected message", { kind: parsed.success ? parsed.output.kind : undefined });
+      return;
+    }
     const waiting = this.#waiting.get(parsed.output.ticket);
     this.#waiting.delete(parsed.output.ticket);
     waiting?.(parsed.output, handle);

@@ -19,9 +19,17 @@ export class TerminalHandoffs {
   readonly #handed = new WeakMap<Duplex, Handed>();
   readonly #log: Logger;
   #http1: Http1Server | undefined;
+  /** A handed socket closed before it was answered (its client gone): the api stops waiting. One function for all. */
+  readonly #closedEarly: (this: Duplex) => void;
 
   constructor(log: Logger) {
     this.#log = log;
+    const handed = this.#handed;
+    this.#closedEarly = function (this: Duplex) {
+      const waiting = handed.get(this);
+      handed.delete(this);
+      waiting?.channel.send({ kind: "closed", ticket: waiting.ticket }).catch(() => undefined);
+    };
   }
 
   /** The server that reads a handed socket's request (the internal listener's HTTP/1.1 side). */
@@ -39,6 +47,7 @@ export class TerminalHandoffs {
     }
     const socket = adoptHandle(handle);
     this.#handed.set(socket, { ticket: parsed.output.ticket, channel });
+    socket.once("close", this.#closedEarly);
     socket.unshift(Buffer.from(parsed.output.request, "base64"));
     this.#http1.emit("connection", socket);
     socket.resume();
@@ -53,6 +62,7 @@ export class TerminalHandoffs {
     const handed = this.#handed.get(socket);
     if (!handed) return;
     this.#handed.delete(socket);
+    socket.off("close", this.#closedEarly);
     handed.channel.send({ kind: "taken", ticket: handed.ticket }).catch(() => undefined);
   }
 
