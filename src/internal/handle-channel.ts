@@ -116,7 +116,7 @@ export const handoffSocketPath = (internalSocketPath: string): string => `${inte
  * on the api's connection. One api at a time; another connecting meanwhile is closed and tries
  * again once the first has gone.
  */
-export async function serveHandleChannel(path: string, listener: ChannelListener, log: Logger): Promise<{ close(): Promise<void> }> {
+export async function serveHandleChannel(path: string, listener: ChannelListener, log: Logger): Promise<{ close(): void }> {
   let current: HandleChannel | undefined;
   const server: Server = createServer({ pauseOnConnect: true }, (socket) => {
     if (current) return socket.destroy();
@@ -141,9 +141,10 @@ export async function serveHandleChannel(path: string, listener: ChannelListener
   });
   await chmod(path, 0o600);
   return {
-    close: async () => {
+    // Not waited for: the listener counts the adopted connection, whose wrapper is never closed.
+    close: () => {
       current?.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.close();
     },
   };
 }

@@ -175,7 +175,8 @@ export async function startInternalServer(options: {
       for (const session of sessions) session.destroy();
       upgrades.closeAll();
       for (const socket of sockets) socket.destroy();
-      await Promise.all([...closed, channel?.close()]);
+      channel?.close();
+      await Promise.all(closed);
     },
   };
 }
