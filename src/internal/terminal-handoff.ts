@@ -107,16 +107,24 @@ export class TerminalHandoff {
     const ticket = this.#nextTicket++;
     const bytes = Buffer.concat([request, detached.unread]);
     return new Promise<HandoffOutcome>((resolve) => {
+      let sent = false;
+      // Not sent (the channel closed first, or while Node queued it behind an unacknowledged
+      // handle): the handle is still this process's, and the terminal goes the spliced way.
+      const unsent = (error?: unknown) =>
+        resolve({ kind: "refused", socket: adoptHandle(detached.handle), rest: detached.unread, refusal: new SupervisorUnavailableError("the handle channel closed", { cause: error }) });
       this.#waiting.set(ticket, (message, handle) => {
         if (message?.kind === "taken") return resolve({ kind: "taken" });
+        if (!message && !sent) return unsent();
         if (message?.kind !== "refused" || !handle) return resolve({ kind: "lost" });
         resolve({ kind: "refused", socket: adoptHandle(handle), rest: Buffer.from(message.rest, "base64"), refusal: refusal(message.status, message.body) });
       });
-      channel.send({ kind: "terminal", ticket, request: bytes.toString("base64") }, detached.handle).catch((error: unknown) => {
-        // Not sent: the handle is still this process's, and the terminal goes the spliced way.
-        this.#waiting.delete(ticket);
-        resolve({ kind: "refused", socket: adoptHandle(detached.handle), rest: detached.unread, refusal: new SupervisorUnavailableError("the handle channel closed", { cause: error }) });
-      });
+      channel.send({ kind: "terminal", ticket, request: bytes.toString("base64") }, detached.handle).then(
+        () => (sent = true),
+        (error: unknown) => {
+          if (!this.#waiting.delete(ticket)) return;
+          unsent(error);
+        },
+      );
     });
   }
 

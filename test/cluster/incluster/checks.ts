@@ -59,6 +59,17 @@ export async function runSessionWithTerminal(client: RunnerClient, selfUrl: stri
   return sessionId;
 }
 
+/**
+ * The runner's terminals reached its supervisor as handed sockets, not through the api (docs/relay.md
+ * "The handoff"): the two containers opened the handle channel over their shared volume. One
+ * replica: every terminal's session is its own.
+ */
+export async function terminalsHandedOver(baseUrl: string): Promise<void> {
+  const samples = await scrape(baseUrl);
+  expect(valueOf(samples, "runner_terminals_opened_total", { path: "handed" })).toBeGreaterThan(0);
+  expect(valueOf(samples, "runner_terminals_opened_total", { path: "spliced" })).toBe(0);
+}
+
 export async function metricsServed(baseUrl: string): Promise<void> {
   const metrics = await fetch(`${baseUrl}/metrics`);
   expect(metrics.status).toBe(200);

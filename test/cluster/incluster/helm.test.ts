@@ -11,7 +11,7 @@ import { REPO_ROOT } from "../../deploy/render.ts";
 import { RunnerClient } from "../../../src/client/index.ts";
 import { eventsUntil, isStatus } from "../../support/streams.ts";
 import { waitFor } from "../../support/wait.ts";
-import { appSession, callsFromPod, consoleLists, metricsServed, poolClaim, runSessionWithTerminal, SELF_URL, SERVICE_ACCOUNT_USER, watchSession } from "./checks.ts";
+import { appSession, callsFromPod, consoleLists, metricsServed, poolClaim, runSessionWithTerminal, SELF_URL, SERVICE_ACCOUNT_USER, terminalsHandedOver, watchSession } from "./checks.ts";
 import { diagnoseFailures } from "./diagnostics.ts";
 import { enforceNetworkPolicy, isolationHolds } from "./isolation.ts";
 import { helmInstall, importRunnerImage, readyRunner, RUNNER_REPOSITORY, runnerPods, servedThroughService, serviceUrl, tagImage, uninstall, type RunnerPod } from "./install.ts";
@@ -44,6 +44,7 @@ describe("the runner installed with helm install", () => {
     expect(pod.restarts).toEqual({ api: 0, supervisor: 0 });
     const sessionId = await runSessionWithTerminal(client, SELF_URL);
     await metricsServed(baseUrl);
+    await terminalsHandedOver(baseUrl);
     await consoleLists(baseUrl, sessionId);
     await client.deleteSession(sessionId);
     await eventsUntil(client, sessionId, isStatus("stopped"));
