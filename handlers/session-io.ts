@@ -1,6 +1,5 @@
 import "./error-event.ts";
 import type { IncomingMessage } from "node:http";
-import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Context, Handler } from "hono";
 import type { WebSocket } from "ws";
@@ -8,8 +7,8 @@ import { INTERNAL_PREFIX, pathOf, queryOf, routes } from "../src/contract/routes
 import { CloseCodes } from "../src/contract/streams.ts";
 import { connectTerminal, relayTerminal } from "../src/internal/terminal-relay.ts";
 import type { Splices } from "../src/internal/terminal-splice.ts";
-import type { TerminalHandoff } from "../src/internal/terminal-handoff.ts";
-import { openTerminalUpgrade, requestHead } from "../src/internal/terminal-upgrade.ts";
+import { type TerminalHandoff, handOverOrSplice } from "../src/internal/terminal-handoff.ts";
+import { openTerminalUpgrade } from "../src/internal/terminal-upgrade.ts";
 import { REQUEST_ID_HEADER, currentRequestId } from "../src/observability/request-context.ts";
 import { type HandlerDeps, withOwner } from "./support.ts";
 
@@ -47,16 +46,8 @@ function terminalStart(deps: HandlerDeps, c: Context): { splice: TerminalStart; 
       for (const name of HANDSHAKE_HEADERS) headers[name] = request.headers[name] as string | undefined;
       // A session between replicas is waited for, for a while, before the client is told to come back.
       const open = (clientGone: AbortSignal) => withOwner(deps, sessionId, "stream", (supervisor) => openTerminalUpgrade(supervisor.target, path, headers, clientGone), clientGone);
-      if (refused) return splices.refuse(socket, key, { code: CloseCodes.forbiddenOrigin, reason: "forbidden_origin" });
-      // This pod's supervisor serves the session: it is handed the client's socket and speaks
-      // to the client alone. Given back (the session moved meanwhile), the socket is spliced to
-      // wherever the session is, as it would have been from the start.
-      const local = deps.supervisorFor(sessionId).target;
-      const handed = "socketPath" in local && socket instanceof Socket ? handoff?.offer(socket, Buffer.concat([requestHead(local, path, headers), head])) : undefined;
-      if (!handed) return splices.splice(socket, key, head, open);
-      void handed.then((outcome) => {
-        if (outcome.kind === "refused") splices.splice(outcome.socket, key, outcome.rest, open);
-      });
+      if (refused) splices.refuse(socket, key, { code: CloseCodes.forbiddenOrigin, reason: "forbidden_origin" });
+      else handOverOrSplice({ socket, key, head, splices, handoff, target: deps.supervisorFor(sessionId).target, path, headers, open });
     },
     relay: (ws) => {
       if (refused) return ws.close(CloseCodes.forbiddenOrigin, "forbidden_origin");

@@ -12,11 +12,14 @@
  * wrapper and into a new one.
  */
 import { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import * as v from "valibot";
 import type { Logger } from "../log.ts";
 import { type HandleChannel, type SocketHandle, connectHandleChannel } from "./handle-channel.ts";
 import { SupervisorUnavailableError } from "./client.ts";
-import { refusal } from "./terminal-upgrade.ts";
+import type { SupervisorTarget } from "./link.ts";
+import type { Splices } from "./terminal-splice.ts";
+import { type UpgradedTerminal, refusal, requestHead } from "./terminal-upgrade.ts";
 
 export const HandoffMessageSchema = v.variant("kind", [
   /** api → supervisor, with the socket: `request` is the upgrade request and what the client sent after it, base64. */
@@ -131,4 +134,29 @@ export class TerminalHandoff {
   close(): void {
     this.#link.close();
   }
+}
+
+/**
+ * A terminal the runner's own server accepted (its origin allowed). When the supervisor the api
+ * would ask first is this pod's and the channel is open, it is handed the client's socket with the
+ * upgrade request for `path` and speaks to the client alone; given back (the session moved
+ * meanwhile), or not handed at all, the socket is spliced to wherever `open` finds the session.
+ */
+export function handOverOrSplice(terminal: {
+  socket: Duplex;
+  key: string;
+  head: Buffer;
+  splices: Splices;
+  handoff: TerminalHandoff | undefined;
+  target: SupervisorTarget;
+  path: string;
+  headers: Record<string, string | undefined>;
+  open: (clientGone: AbortSignal) => Promise<UpgradedTerminal>;
+}): void {
+  const { socket, key, head, splices, handoff, target, open } = terminal;
+  const handed = "socketPath" in target && socket instanceof Socket ? handoff?.offer(socket, Buffer.concat([requestHead(target, terminal.path, terminal.headers), head])) : undefined;
+  if (!handed) return splices.splice(socket, key, head, open);
+  void handed.then((outcome) => {
+    if (outcome.kind === "refused") splices.splice(outcome.socket, key, outcome.rest, open);
+  });
 }

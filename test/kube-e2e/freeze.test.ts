@@ -13,6 +13,10 @@
  * - no line typed was delivered twice, and a line never delivered was typed on a connection that
  *   was closed after it (never lost on a socket that stayed open);
  * - every session runs on the pod it started with, served through every replica.
+ *
+ * Each disturbance twice: with terminals spliced through the api, and handed by the owner's api to
+ * its supervisor (docs/relay.md "The handoff"), where the frozen supervisor holds the client's
+ * socket itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/kube/specs/names.ts";
@@ -22,6 +26,7 @@ import { SESSION_NAMESPACE, echoes, runningSession } from "../support/kube-runne
 import { type LiveTerminal, liveTerminal, ticksSeen } from "../support/live-terminal.ts";
 import { starve } from "../support/cpu-starve.ts";
 import { type ReplicaSet, startReplicaSet } from "../support/replica-set.ts";
+import { scrape, valueOf } from "../support/metrics.ts";
 import { waitFor } from "../support/wait.ts";
 import { auditedWrites } from "../support/write-audit.ts";
 
@@ -58,11 +63,16 @@ const disturbances: Disturbance[] = [
   },
 ];
 
-describe.each(disturbances)("a replica $name, under live terminals and input on every replica", ({ freeze }) => {
+const cases = disturbances.flatMap((disturbance) => [
+  { ...disturbance, terminals: "spliced", handoff: false },
+  { ...disturbance, terminals: "handed over", handoff: true },
+]);
+
+describe.each(cases)("a replica $name, under live terminals ($terminals) and input on every replica", ({ freeze, handoff }) => {
   let set: ReplicaSet;
   const names = ["a", "b", "c"];
   beforeAll(async () => {
-    set = await startReplicaSet(names, { shards: SHARDS, leaseSeconds: LEASE_SECONDS, startMs: START_MS });
+    set = await startReplicaSet(names, { shards: SHARDS, leaseSeconds: LEASE_SECONDS, startMs: START_MS, handoff });
   }, 3 * START_MS);
   afterAll(async () => {
     const a = set?.replicas.a;
@@ -147,5 +157,11 @@ describe.each(disturbances)("a replica $name, under live terminals and input on 
       }
       await echoes(replicas[1]!, sessionId, `after-${sessionId}`);
     }
+
+    // The variant is what it says: the owners' own terminals went to their supervisors by handoff, or none did.
+    let handed = 0;
+    for (const replica of replicas) handed += valueOf(await scrape(replica.baseUrl), "runner_terminals_opened_total", { path: "handed" });
+    if (handoff) expect(handed).toBeGreaterThan(0);
+    else expect(handed).toBe(0);
   }, 3 * 60_000);
 });

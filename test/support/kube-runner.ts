@@ -119,7 +119,7 @@ export async function startClusterRunner(options: RunnerOptions = {}): Promise<C
   };
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(real.adminKubeconfig);
-  return startProcesses({ cluster: "real", kubeConfig, runtimeClass: real.runtimeClass, env, port, bundlePort, dir, stopCluster: async () => undefined });
+  return startProcesses({ cluster: "real", kubeConfig, runtimeClass: real.runtimeClass, env, port, bundlePort, dir, stopCluster: async () => undefined, handoff: options.handoff });
 }
 
 async function startProcesses(input: {

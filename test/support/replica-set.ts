@@ -50,13 +50,15 @@ export async function startReplicaSet(
     ipv6?: string[];
     /** More variables, the same for every replica (RUNNER_WARM_POOL_SIZE). */
     env?: Record<string, string>;
+    /** Each replica's api hands its own pod's terminals to its supervisor (startKubeRunner's `handoff`). */
+    handoff?: boolean;
   },
 ): Promise<ReplicaSet> {
   const replicas: Record<string, ClusterRunner> = {};
   const first = () => replicas[names[0]!];
   const start = async (name: string) => {
     const env = { ...(await replicaEnv(name, options.shards, options.leaseSeconds, options.ipv6?.includes(name) ?? false)), ...options.env };
-    replicas[name] = await startClusterRunner(first() ? { env, beside: first()! } : { env });
+    replicas[name] = await startClusterRunner(first() ? { env, beside: first()!, handoff: options.handoff } : { env, handoff: options.handoff });
     return replicas[name]!;
   };
   const joined: string[] = [];
